@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The virtual CPU model: see <uk/shim/cpu.h>.
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include <uk/linux/bottom_half.h>
+#include <uk/linux/irqflags.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/smp.h>
+#include <uk/shim/futex.h>
+
+unsigned int nr_cpu_ids = 1;
+
+namespace uk {
+
+thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
+int host_to_vcpu[1024];
+SchedHook sched_hook = nullptr;
+
+namespace {
+
+struct alignas(64) CpuSlot {
+  std::atomic<uint32_t> word{0};
+  // Interrupt work raised while the CPU had interrupts (bottom halves) off.
+  std::atomic<bool> has_pending{false};
+  std::mutex pending_lock;
+  std::vector<std::function<void()>> pending_hardirq;
+  std::vector<std::function<void()>> pending_softirq;
+};
+
+CpuSlot cpu_slots[NR_CPUS];
+
+unsigned int host_cpu_count() {
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  return n > 0 ? static_cast<unsigned int>(n) : 1;
+}
+
+struct CpuInit {
+  CpuInit() {
+    unsigned int n = host_cpu_count();
+    if (const char *env = getenv("UKERN_NR_CPUS")) n = atoi(env);
+    set_nr_cpu_ids(n);
+  }
+} cpu_init;
+
+bool try_take(CpuSlot &s, uint32_t bits) {
+  uint32_t w = s.word.load(std::memory_order_relaxed);
+  while (!(w & bits)) {
+    if (s.word.compare_exchange_weak(w, w | bits, std::memory_order_acquire,
+                                     std::memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+// Waits until none of `bits` is set on `s`, then sets them.
+void take(CpuSlot &s, uint32_t bits) {
+  for (int spin = 0;; spin++) {
+    if (try_take(s, bits)) return;
+    if (spin < 200) {
+      cpu_pause();
+      continue;
+    }
+    uint32_t w = s.word.load(std::memory_order_relaxed);
+    if (!(w & bits)) continue;
+    if (!(w & kCpuWaiters) &&
+        !s.word.compare_exchange_weak(w, w | kCpuWaiters,
+                                      std::memory_order_relaxed))
+      continue;
+    futex_wait(&s.word, w | kCpuWaiters);
+  }
+}
+
+void give(CpuSlot &s, uint32_t bits) {
+  uint32_t old = s.word.fetch_and(~bits, std::memory_order_release);
+  if (old & kCpuWaiters) {
+    s.word.fetch_and(~kCpuWaiters, std::memory_order_relaxed);
+    futex_wake(&s.word);
+  }
+}
+
+// Picks the CPU a task context takes: its pinned CPU, else the one it runs
+// on if free, else any free one (the scheduler would have put it there).
+int pick_and_take(ThreadCpu &t, uint32_t bits) {
+  if (t.pinned >= 0) {
+    take(cpu_slots[t.pinned], bits);
+    return t.pinned;
+  }
+  int first = host_vcpu();
+  if (try_take(cpu_slots[first], bits)) return first;
+  for (unsigned int i = 1; i < nr_cpu_ids; i++) {
+    int c = (first + i) % nr_cpu_ids;
+    if (try_take(cpu_slots[c], bits)) return c;
+  }
+  take(cpu_slots[first], bits);
+  return first;
+}
+
+void run_pending(int cpu);
+
+}  // namespace
+
+void set_nr_cpu_ids(unsigned int n) {
+  if (n < 1) n = 1;
+  if (n > NR_CPUS) n = NR_CPUS;
+  nr_cpu_ids = n;
+  for (int h = 0; h < 1024; h++) host_to_vcpu[h] = h % n;
+}
+
+void pin_thread_to_cpu(int cpu) {
+  ThreadCpu &t = tls_cpu;
+  BUG_ON(t.held != 0);
+  BUG_ON(cpu >= static_cast<int>(nr_cpu_ids));
+  t.pinned = cpu;
+}
+
+void cpu_acquire(uint32_t bits) {
+  ThreadCpu &t = tls_cpu;
+  sched_point("cpu_acquire");
+  uint32_t want = bits & ~t.held;
+  if (!want) return;
+  if (t.cpu < 0) {
+    t.cpu = pick_and_take(t, want);
+  } else {
+    take(cpu_slots[t.cpu], want);
+  }
+  t.held |= want;
+}
+
+void cpu_release(uint32_t bits) {
+  ThreadCpu &t = tls_cpu;
+  uint32_t drop = bits & t.held;
+  if (!drop) return;
+  int cpu = t.cpu;
+  t.held &= ~drop;
+  if (!t.held) t.cpu = -1;
+  give(cpu_slots[cpu], drop);
+  if (cpu_slots[cpu].has_pending.load(std::memory_order_acquire) &&
+      !t.irqs_off && t.bh_depth == 0 && !t.in_irq_ctx)
+    run_pending(cpu);
+}
+
+void irq_restore_slow() {
+  ThreadCpu &t = tls_cpu;
+  if (t.preempt_count & HARDIRQ_MASK) return;  // stays off in hardirq
+  int cpu = t.cpu;
+  t.irqs_off = false;
+  uint32_t drop = kCpuIrq;
+  if (!t.in_irq_ctx && t.pdepth == 0 && t.bh_depth == 0) drop |= kCpuOwned;
+  cpu_release(drop);
+  if (cpu >= 0 && cpu_slots[cpu].has_pending.load(std::memory_order_acquire) &&
+      !t.in_irq_ctx && t.bh_depth == 0)
+    run_pending(cpu);
+}
+
+void local_bh_disable_slow() {
+  ThreadCpu &t = tls_cpu;
+  t.preempt_count += SOFTIRQ_DISABLE_OFFSET;
+  if (t.bh_depth++ == 0 && !(t.held & kCpuBh))
+    cpu_acquire(kCpuBh | (t.in_irq_ctx ? 0 : kCpuOwned));
+}
+
+void local_bh_enable_slow() {
+  ThreadCpu &t = tls_cpu;
+  if (t.bh_depth == 0) preempt_underflow("local_bh_enable");
+  t.preempt_count -= SOFTIRQ_DISABLE_OFFSET;
+  if (--t.bh_depth > 0 || (t.preempt_count & SOFTIRQ_OFFSET)) return;
+  int cpu = t.cpu;
+  uint32_t drop = kCpuBh;
+  if (!t.in_irq_ctx && t.pdepth == 0 && !t.irqs_off) drop |= kCpuOwned;
+  cpu_release(drop);
+  if (cpu >= 0 && !t.irqs_off && !t.in_irq_ctx &&
+      cpu_slots[cpu].has_pending.load(std::memory_order_acquire))
+    run_pending(cpu);
+}
+
+void preempt_underflow(const char *what) {
+  fprintf(stderr, "ukern: BUG: %s without a matching disable\n", what);
+  abort();
+}
+
+namespace {
+
+// Runs `fn` in interrupt context on `cpu`: `bit` is kCpuIrq (hardirq) or
+// kCpuBh (softirq). The thread's own CPU state is set aside meanwhile.
+void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
+  ThreadCpu &t = tls_cpu;
+  ThreadCpu saved = t;
+  CpuSlot &s = cpu_slots[cpu];
+  take(s, bit);
+  t.cpu = cpu;
+  t.held = bit;
+  t.in_irq_ctx = true;
+  t.pdepth = 0;
+  t.bh_depth = 0;
+  t.lock_depth = 0;
+  if (bit == kCpuIrq) {
+    t.preempt_count = saved.preempt_count + HARDIRQ_OFFSET;
+    t.irqs_off = true;
+  } else {
+    t.preempt_count = saved.preempt_count + SOFTIRQ_OFFSET;
+    t.irqs_off = false;
+  }
+  fn();
+  if (t.held != bit || t.irqs_off != (bit == kCpuIrq) || t.pdepth || t.bh_depth)
+    WARN(1, "ukern: interrupt handler on CPU %d returned with unbalanced state\n",
+         cpu);
+  give(s, t.held);
+  t = saved;
+}
+
+void queue_pending(int cpu, bool hard, const std::function<void()> &fn) {
+  CpuSlot &s = cpu_slots[cpu];
+  std::lock_guard<std::mutex> g(s.pending_lock);
+  (hard ? s.pending_hardirq : s.pending_softirq).push_back(fn);
+  s.has_pending.store(true, std::memory_order_release);
+}
+
+void run_pending(int cpu) {
+  CpuSlot &s = cpu_slots[cpu];
+  for (;;) {
+    std::vector<std::function<void()>> hard, soft;
+    {
+      std::lock_guard<std::mutex> g(s.pending_lock);
+      hard.swap(s.pending_hardirq);
+      soft.swap(s.pending_softirq);
+      s.has_pending.store(false, std::memory_order_relaxed);
+    }
+    if (hard.empty() && soft.empty()) return;
+    for (auto &fn : hard) run_irq_ctx(cpu, kCpuIrq, fn);
+    for (auto &fn : soft) run_irq_ctx(cpu, kCpuBh, fn);
+  }
+}
+
+}  // namespace
+
+void run_in_hardirq(int cpu, const std::function<void()> &fn) {
+  ThreadCpu &t = tls_cpu;
+  if (t.cpu == cpu && (t.held & kCpuIrq)) {
+    queue_pending(cpu, true, fn);
+    return;
+  }
+  run_irq_ctx(cpu, kCpuIrq, fn);
+}
+
+void run_in_softirq(int cpu, const std::function<void()> &fn) {
+  ThreadCpu &t = tls_cpu;
+  if (t.cpu == cpu && (t.held & (kCpuIrq | kCpuBh))) {
+    queue_pending(cpu, false, fn);
+    return;
+  }
+  run_irq_ctx(cpu, kCpuBh, fn);
+}
+
+}  // namespace uk
+
+int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait) {
+  if (cpu < 0 || static_cast<unsigned int>(cpu) >= nr_cpu_ids) return -ENXIO;
+  // The IPI is delivered synchronously from the caller's thread; with
+  // !wait the caller still sees it done, which is a legal timing.
+  uk::run_in_hardirq(cpu, [func, info] { func(info); });
+  return 0;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Bit operations on unsigned long arrays. Atomic forms are unordered unless
+ * they return a value (test_and_*: fully ordered), _lock is acquire and
+ * _unlock is release; the __ forms are plain, non-atomic accesses.
+ */
+#ifndef UK_LINUX_BITOPS_H
+#define UK_LINUX_BITOPS_H
+
+#include <strings.h>
+
+#include <uk/linux/barrier.h>
+#include <uk/linux/types.h>
+
+#define BIT_MASK(nr) (1UL << ((nr) % BITS_PER_LONG))
+#define BIT_WORD(nr) ((nr) / BITS_PER_LONG)
+#define BITS_TO_LONGS(nr) (((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define BITS_TO_U32(nr) (((nr) + 31) / 32)
+
+static __always_inline void set_bit(long nr, volatile unsigned long *addr)
+{
+	__atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr), __ATOMIC_RELAXED);
+}
+
+static __always_inline void clear_bit(long nr, volatile unsigned long *addr)
+{
+	__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr), __ATOMIC_RELAXED);
+}
+
+static __always_inline void change_bit(long nr, volatile unsigned long *addr)
+{
+	__atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr), __ATOMIC_RELAXED);
+}
+
+static __always_inline bool test_and_set_bit(long nr, volatile unsigned long *addr)
+{
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+				 __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
+static __always_inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
+{
+	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr),
+				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
+static __always_inline bool test_and_change_bit(long nr, volatile unsigned long *addr)
+{
+	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
+static __always_inline bool test_and_set_bit_lock(long nr, volatile unsigned long *addr)
+{
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+				 __ATOMIC_ACQUIRE) & BIT_MASK(nr);
+}
+
+static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *addr)
+{
+	__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr), __ATOMIC_RELEASE);
+}
+
+/* Release store of the whole word: only the lock holder writes the word. */
+static __always_inline void __clear_bit_unlock(long nr, volatile unsigned long *addr)
+{
+	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) & ~BIT_MASK(nr),
+			 __ATOMIC_RELEASE);
+}
+
+static __always_inline bool test_bit(long nr, const volatile unsigned long *addr)
+{
+	return 1UL & (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_RELAXED) >>
+		      (nr & (BITS_PER_LONG - 1)));
+}
+
+static __always_inline bool test_bit_acquire(long nr, const volatile unsigned long *addr)
+{
+	return 1UL & (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_ACQUIRE) >>
+		      (nr & (BITS_PER_LONG - 1)));
+}
+
+static __always_inline void __set_bit(long nr, volatile unsigned long *addr)
+{
+	((unsigned long *)addr)[BIT_WORD(nr)] |= BIT_MASK(nr);
+}
+
+static __always_inline void __clear_bit(long nr, volatile unsigned long *addr)
+{
+	((unsigned long *)addr)[BIT_WORD(nr)] &= ~BIT_MASK(nr);
+}
+
+static __always_inline void __change_bit(long nr, volatile unsigned long *addr)
+{
+	((unsigned long *)addr)[BIT_WORD(nr)] ^= BIT_MASK(nr);
+}
+
+static __always_inline bool __test_and_set_bit(long nr, volatile unsigned long *addr)
+{
+	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
+	unsigned long old = *p;
+	*p = old | BIT_MASK(nr);
+	return old & BIT_MASK(nr);
+}
+
+static __always_inline bool __test_and_clear_bit(long nr, volatile unsigned long *addr)
+{
+	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
+	unsigned long old = *p;
+	*p = old & ~BIT_MASK(nr);
+	return old & BIT_MASK(nr);
+}
+
+static __always_inline bool __test_and_change_bit(long nr, volatile unsigned long *addr)
+{
+	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
+	unsigned long old = *p;
+	*p = old ^ BIT_MASK(nr);
+	return old & BIT_MASK(nr);
+}
+
+/* __ffs: index of the lowest set bit; undefined for 0. */
+static __always_inline unsigned long __ffs(unsigned long word)
+{
+	return __builtin_ctzl(word);
+}
+
+/* __fls: index of the highest set bit; undefined for 0. */
+static __always_inline unsigned long __fls(unsigned long word)
+{
+	return BITS_PER_LONG - 1 - __builtin_clzl(word);
+}
+
+/* ffz: index of the lowest clear bit; undefined for ~0UL. */
+static __always_inline unsigned long ffz(unsigned long word)
+{
+	return __ffs(~word);
+}
+
+/* fls: 1-based, 0 when no bit is set (ffs() is the C library's). */
+
+static __always_inline int fls(unsigned int x)
+{
+	return x ? 32 - __builtin_clz(x) : 0;
+}
+
+static __always_inline int fls64(u64 x)
+{
+	return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static __always_inline unsigned int fls_long(unsigned long l)
+{
+	return fls64(l);
+}
+
+static __always_inline unsigned int hweight8(unsigned int w)
+{
+	return __builtin_popcount(w & 0xff);
+}
+
+static __always_inline unsigned int hweight16(unsigned int w)
+{
+	return __builtin_popcount(w & 0xffff);
+}
+
+static __always_inline unsigned int hweight32(unsigned int w)
+{
+	return __builtin_popcount(w);
+}
+
+static __always_inline unsigned long hweight64(u64 w)
+{
+	return __builtin_popcountll(w);
+}
+
+static __always_inline unsigned long hweight_long(unsigned long w)
+{
+	return __builtin_popcountl(w);
+}
+
+static __always_inline u32 rol32(u32 word, unsigned int shift)
+{
+	return (word << (shift & 31)) | (word >> ((-shift) & 31));
+}
+
+static __always_inline u32 ror32(u32 word, unsigned int shift)
+{
+	return (word >> (shift & 31)) | (word << ((-shift) & 31));
+}
+
+#include <uk/linux/find.h>
+
+#define for_each_set_bit(bit, addr, size)                                           \
+	for ((bit) = 0; (bit) = find_next_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
+
+#define for_each_set_bit_from(bit, addr, size)                                      \
+	for (; (bit) = find_next_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
+
+#define for_each_clear_bit(bit, addr, size)                                         \
+	for ((bit) = 0; (bit) = find_next_zero_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
+
+#endif /* UK_LINUX_BITOPS_H */

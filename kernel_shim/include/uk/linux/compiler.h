@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Compiler helpers under their kernel names.
+ *
+ * READ_ONCE/WRITE_ONCE are relaxed atomic accesses, not volatile ones, so
+ * ThreadSanitizer sees them as the marked accesses they are in the kernel.
+ */
+#ifndef UK_LINUX_COMPILER_H
+#define UK_LINUX_COMPILER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__SANITIZE_THREAD__)
+#define UK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UK_TSAN 1
+#endif
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UK_ASAN 1
+#endif
+#endif
+
+#ifdef UK_TSAN
+extern "C" {
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+}
+#endif
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define barrier() __asm__ __volatile__("" : : : "memory")
+
+#define __always_inline inline __attribute__((__always_inline__))
+#define noinline __attribute__((__noinline__))
+#define __noreturn __attribute__((__noreturn__))
+#define __must_check __attribute__((__warn_unused_result__))
+#define __maybe_unused __attribute__((__unused__))
+#define __used __attribute__((__used__))
+#define __cold __attribute__((__cold__))
+#define __aligned(x) __attribute__((__aligned__(x)))
+#define __packed __attribute__((__packed__))
+#define __printf(a, b) __attribute__((__format__(printf, a, b)))
+#define fallthrough __attribute__((__fallthrough__))
+
+/* sparse annotations: documentation only */
+#define __user
+#define __kernel
+#define __iomem
+#define __percpu
+#define __rcu
+#define __force
+#define __bitwise
+#define __must_hold(x)
+#define __acquires(x)
+#define __releases(x)
+#define __cond_acquires(x)
+
+#define L1_CACHE_SHIFT 6
+#define L1_CACHE_BYTES (1 << L1_CACHE_SHIFT)
+#define SMP_CACHE_BYTES L1_CACHE_BYTES
+#define ____cacheline_aligned __attribute__((__aligned__(SMP_CACHE_BYTES)))
+#define ____cacheline_aligned_in_smp ____cacheline_aligned
+#define __cacheline_aligned ____cacheline_aligned
+#define __cacheline_aligned_in_smp ____cacheline_aligned
+
+#define __stringify_1(x...) #x
+#define __stringify(x...) __stringify_1(x)
+#define __UNIQUE_ID(p) __PASTE(__PASTE(__uk_, p), __COUNTER__)
+#define ___PASTE(a, b) a##b
+#define __PASTE(a, b) ___PASTE(a, b)
+
+namespace uk {
+
+/*
+ * C converts void * to any object pointer implicitly; C++ does not. Kernel
+ * functions that return void * (kmalloc, ERR_PTR, ...) return this instead
+ * so that ported code keeps its C shape: `ctx = kzalloc(sizeof(*ctx), ...)`.
+ */
+struct any_ptr {
+	void *p;
+	template <typename T>
+	constexpr operator T *() const noexcept
+	{
+		return static_cast<T *>(p);
+	}
+	explicit constexpr operator bool() const noexcept
+	{
+		return p != nullptr;
+	}
+	friend constexpr bool operator==(any_ptr a, std::nullptr_t) noexcept
+	{
+		return a.p == nullptr;
+	}
+};
+
+template <typename T>
+inline constexpr bool kOnceScalar = std::is_trivially_copyable_v<T> &&
+	(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+
+template <typename T>
+__always_inline T read_once(const T &x)
+{
+	if constexpr (kOnceScalar<T>) {
+		return __atomic_load_n(const_cast<T *>(&x), __ATOMIC_RELAXED);
+	} else {
+		T v;
+		std::memcpy(&v, const_cast<const volatile T *>(&x), sizeof(T));
+		return v;
+	}
+}
+
+template <typename T, typename V>
+__always_inline void write_once(T &x, V v)
+{
+	if constexpr (kOnceScalar<T>) {
+		__atomic_store_n(&x, static_cast<T>(v), __ATOMIC_RELAXED);
+	} else {
+		T t = v;
+		std::memcpy(const_cast<volatile T *>(&x), &t, sizeof(T));
+	}
+}
+
+} // namespace uk
+
+#define READ_ONCE(x) (::uk::read_once(x))
+#define WRITE_ONCE(x, val) (::uk::write_once((x), (val)))
+
+/*
+ * data_race(expr): an intentionally racy plain access. ThreadSanitizer is
+ * told to look away for the duration of the expression.
+ */
+#ifdef UK_TSAN
+#define data_race(expr)                                                   \
+	({                                                                \
+		__tsan_ignore_thread_begin();                             \
+		__typeof__(({ expr; })) __v = ({ expr; });                \
+		__tsan_ignore_thread_end();                               \
+		__v;                                                      \
+	})
+#else
+#define data_race(expr) ({ expr; })
+#endif
+
+#define __same_type(a, b) (std::is_same_v<__typeof__(a), __typeof__(b)>)
+
+#endif /* UK_LINUX_COMPILER_H */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef UK_LINUX_ERR_H
+#define UK_LINUX_ERR_H
+
+#include <uk/linux/compiler.h>
+#include <uk/linux/errno.h>
+
+#define IS_ERR_VALUE(x) unlikely((unsigned long)(void *)(x) >= (unsigned long)-MAX_ERRNO)
+
+static inline uk::any_ptr __must_check ERR_PTR(long error)
+{
+	return uk::any_ptr{ (void *)error };
+}
+
+static inline long __must_check PTR_ERR(const void *ptr)
+{
+	return (long)ptr;
+}
+
+static inline bool __must_check IS_ERR(const void *ptr)
+{
+	return IS_ERR_VALUE((unsigned long)ptr);
+}
+
+static inline bool __must_check IS_ERR_OR_NULL(const void *ptr)
+{
+	return unlikely(!ptr) || IS_ERR_VALUE((unsigned long)ptr);
+}
+
+static inline uk::any_ptr __must_check ERR_CAST(const void *ptr)
+{
+	return uk::any_ptr{ (void *)ptr };
+}
+
+static inline int __must_check PTR_ERR_OR_ZERO(const void *ptr)
+{
+	return IS_ERR(ptr) ? (int)PTR_ERR(ptr) : 0;
+}
+
+#endif /* UK_LINUX_ERR_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * lockdep_assert_held() and friends: real checks of who holds the lock
+ * (no lock-order validation).
+ */
+#ifndef UK_LINUX_LOCKDEP_H
+#define UK_LINUX_LOCKDEP_H
+
+#include <uk/linux/printk.h>
+
+struct raw_spinlock;
+struct spinlock;
+struct mutex;
+
+namespace uk {
+bool lock_is_held(const struct raw_spinlock *l);
+bool lock_is_held(const struct spinlock *l);
+bool lock_is_held(const struct mutex *l);
+} // namespace uk
+
+#define lockdep_is_held(l) (::uk::lock_is_held(l))
+#define lockdep_assert_held(l) WARN_ON(!lockdep_is_held(l))
+#define lockdep_assert_not_held(l) WARN_ON(lockdep_is_held(l))
+#define lockdep_assert_held_once(l) WARN_ON_ONCE(!lockdep_is_held(l))
+#define lockdep_assert_held_write(l) lockdep_assert_held(l)
+#define lockdep_assert_held_read(l) lockdep_assert_held(l)
+#define lockdep_set_class(l, k) do { } while (0)
+#define lockdep_set_novalidate_class(l) do { } while (0)
+#define lockdep_assert_preemption_disabled() WARN_ON_ONCE(!in_atomic())
+#define lockdep_assert_in_softirq() WARN_ON_ONCE(!in_softirq())
+#define might_lock(l) do { } while (0)
+struct lock_class_key {};
+
+#endif /* UK_LINUX_LOCKDEP_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * preempt_count() and the context tests (include/linux/preempt.h), on the
+ * CPU model of <uk/shim/cpu.h>.
+ */
+#ifndef UK_LINUX_PREEMPT_H
+#define UK_LINUX_PREEMPT_H
+
+#include <uk/linux/barrier.h>
+#include <uk/shim/cpu.h>
+
+#define PREEMPT_BITS 8
+#define SOFTIRQ_BITS 8
+#define HARDIRQ_BITS 4
+#define NMI_BITS 4
+#define PREEMPT_SHIFT 0
+#define SOFTIRQ_SHIFT (PREEMPT_SHIFT + PREEMPT_BITS)
+#define HARDIRQ_SHIFT (SOFTIRQ_SHIFT + SOFTIRQ_BITS)
+#define NMI_SHIFT (HARDIRQ_SHIFT + HARDIRQ_BITS)
+#define __IRQ_MASK(x) ((1UL << (x)) - 1)
+#define PREEMPT_MASK (__IRQ_MASK(PREEMPT_BITS) << PREEMPT_SHIFT)
+#define SOFTIRQ_MASK (__IRQ_MASK(SOFTIRQ_BITS) << SOFTIRQ_SHIFT)
+#define HARDIRQ_MASK (__IRQ_MASK(HARDIRQ_BITS) << HARDIRQ_SHIFT)
+#define NMI_MASK (__IRQ_MASK(NMI_BITS) << NMI_SHIFT)
+#define PREEMPT_OFFSET (1UL << PREEMPT_SHIFT)
+#define SOFTIRQ_OFFSET (1UL << SOFTIRQ_SHIFT)
+#define HARDIRQ_OFFSET (1UL << HARDIRQ_SHIFT)
+#define NMI_OFFSET (1UL << NMI_SHIFT)
+#define SOFTIRQ_DISABLE_OFFSET (2 * SOFTIRQ_OFFSET)
+
+static __always_inline int preempt_count(void)
+{
+	return ::uk::tls_cpu.preempt_count;
+}
+
+#define hardirq_count() (preempt_count() & HARDIRQ_MASK)
+#define softirq_count() (preempt_count() & SOFTIRQ_MASK)
+#define irq_count() (preempt_count() & (HARDIRQ_MASK | SOFTIRQ_MASK | NMI_MASK))
+#define in_nmi() (preempt_count() & NMI_MASK)
+#define in_hardirq() (hardirq_count())
+#define in_irq() (hardirq_count())
+#define in_softirq() (softirq_count())
+#define in_serving_softirq() (softirq_count() & SOFTIRQ_OFFSET)
+#define in_interrupt() (irq_count())
+#define in_task() (!(preempt_count() & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)))
+#define in_atomic() (preempt_count() != 0)
+#define preemptible() (preempt_count() == 0 && !irqs_disabled())
+
+/*
+ * preempt_disable(): the task keeps its virtual CPU, exclusively, until the
+ * matching preempt_enable(). Interrupt work for the CPU may still run.
+ */
+static __always_inline void preempt_disable(void)
+{
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
+	t.preempt_count++;
+	if (t.pdepth++ == 0 && !(t.held & ::uk::kCpuOwned) && !t.in_irq_ctx)
+		::uk::cpu_acquire(::uk::kCpuOwned);
+	barrier();
+}
+
+static __always_inline void preempt_enable(void)
+{
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
+	barrier();
+	if (unlikely(t.pdepth == 0))
+		::uk::preempt_underflow("preempt_enable");
+	t.preempt_count--;
+	if (--t.pdepth == 0 && t.held == ::uk::kCpuOwned && t.bh_depth == 0 && !t.irqs_off &&
+	    !t.in_irq_ctx)
+		::uk::cpu_release(::uk::kCpuOwned);
+}
+
+#define preempt_enable_no_resched() preempt_enable()
+#define preempt_disable_notrace() preempt_disable()
+#define preempt_enable_notrace() preempt_enable()
+#define preempt_check_resched() do { } while (0)
+
+/*
+ * migrate_disable(): the CPU number stays stable, without exclusion. This is
+ * what spin_lock() gives, as on PREEMPT_RT.
+ */
+static __always_inline void migrate_disable(void)
+{
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
+	if (t.lock_depth++ == 0 && t.cpu < 0)
+		t.sticky = ::uk::current_cpu();
+}
+
+static __always_inline void migrate_enable(void)
+{
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
+	if (unlikely(t.lock_depth == 0))
+		::uk::preempt_underflow("migrate_enable");
+	if (--t.lock_depth == 0)
+		t.sticky = -1;
+}
+
+#endif /* UK_LINUX_PREEMPT_H */

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// The CPU model behind smp_processor_id(), preempt_disable(),
+// local_irq_save(), local_bh_disable() and interrupt context.
+//
+// Each virtual CPU has one state word:
+//   kOwned  a task holds the CPU (preempt_disable/get_cpu, or any of the
+//           sections below); the other tasks that want this CPU wait.
+//   kBh     bottom halves are off on the CPU, or a softirq is running there.
+//   kIrq    interrupts are off on the CPU, or a hardirq is running there.
+//   kWaiters somebody sleeps on the word (futex).
+// A task that disables preemption takes kOwned; disabling bottom halves adds
+// kBh; disabling interrupts adds kIrq. Interrupt work for CPU k takes only kBh
+// (softirq) or kIrq (hardirq), so it runs in the middle of a preempt-disabled
+// section, but never inside one where CPU k has bottom halves or interrupts
+// off: the kernel's rules, with the CPU lock standing in for the hardware,
+// as PREEMPT_RT's local locks do.
+//
+// Outside such sections a thread's CPU is the host CPU it runs on (or the
+// CPU a test pinned it to), so single this_cpu_*() operations are atomic
+// read-modify-writes on that CPU's slot.
+#ifndef UK_SHIM_CPU_H_
+#define UK_SHIM_CPU_H_
+
+#include <sched.h>
+
+#include <cstdint>
+#include <functional>
+
+#include <uk/linux/compiler.h>
+
+#define NR_CPUS 64
+#define CONFIG_NR_CPUS NR_CPUS
+
+extern unsigned int nr_cpu_ids;
+
+namespace uk {
+
+enum : uint32_t {
+  kCpuOwned = 1u << 0,
+  kCpuBh = 1u << 1,
+  kCpuIrq = 1u << 2,
+  kCpuWaiters = 1u << 3,
+};
+
+// Per-thread view of the CPU it runs on. Kept small and at a fixed TLS
+// offset: every preempt/irq operation touches it.
+struct ThreadCpu {
+  int cpu = -1;            // virtual CPU whose bits this thread holds, or -1
+  int pinned = -1;         // CPU set by pin_thread_to_cpu(), or -1
+  int sticky = -1;         // CPU kept while holding spinlocks (migrate-off)
+  uint32_t held = 0;       // kCpu* bits held in cpu_word(cpu)
+  uint32_t preempt_count = 0;  // the kernel's preempt_count() layout
+  uint32_t pdepth = 0;     // owning preempt_disable() nesting
+  uint32_t bh_depth = 0;   // local_bh_disable() nesting
+  uint32_t lock_depth = 0; // spinlocks held (migrate_disable() nesting)
+  bool irqs_off = false;   // local_irq_disable() state
+  bool in_irq_ctx = false; // running interrupt work (hardirq or softirq)
+};
+
+extern thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
+
+// Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids().
+extern int host_to_vcpu[1024];
+
+inline int host_vcpu() {
+  int h = sched_getcpu();
+  return likely(h >= 0 && h < 1024) ? host_to_vcpu[h] : 0;
+}
+
+inline int current_cpu() {
+  const ThreadCpu &t = tls_cpu;
+  if (t.cpu >= 0) return t.cpu;
+  if (t.sticky >= 0) return t.sticky;
+  if (t.pinned >= 0) return t.pinned;
+  return host_vcpu();
+}
+
+// Slow paths (cpu.cc).
+void cpu_acquire(uint32_t bits);  // take `bits` on this thread's CPU
+void cpu_release(uint32_t bits);  // drop `bits`; may run pending irqs
+void irq_restore_slow();          // local_irq_enable() bookkeeping
+void preempt_underflow(const char *what);
+
+// Sets the number of virtual CPUs (1..NR_CPUS). Call while no thread holds a
+// CPU; per-CPU data stays valid (areas exist for all NR_CPUS).
+void set_nr_cpu_ids(unsigned int n);
+
+// Pins the calling thread to virtual CPU `cpu` (-1 unpins). A thread that
+// holds a CPU cannot be re-pinned until it lets go.
+void pin_thread_to_cpu(int cpu);
+
+// Runs `fn` in hardirq (or softirq) context on virtual CPU `cpu` from the
+// calling thread: waits until the CPU's interrupts (or bottom halves) are
+// on, then runs `fn` with the CPU's kIrq (kBh) bit held, preempt_count()'s
+// HARDIRQ (SOFTIRQ) bits set and smp_processor_id() == cpu. When the caller
+// itself holds `cpu` with interrupts enabled, the interrupt nests inside the
+// caller's section, as a real one would; with interrupts off it is queued
+// and runs at local_irq_enable()/restore().
+void run_in_hardirq(int cpu, const std::function<void()> &fn);
+void run_in_softirq(int cpu, const std::function<void()> &fn);
+
+// Hook for deterministic schedulers and interrupt injection: called at shim
+// scheduling points (locks, waits). Empty unless a test installs one.
+using SchedHook = void (*)(const char *where);
+extern SchedHook sched_hook;
+inline void sched_point(const char *where) {
+  if (unlikely(sched_hook != nullptr)) sched_hook(where);
+}
+
+}  // namespace uk
+
+#endif  // UK_SHIM_CPU_H_

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Shared by every ukern test binary.
+#ifndef UKERN_TESTS_TESTMAIN_H_
+#define UKERN_TESTS_TESTMAIN_H_
+
+#include <thread>
+
+namespace uk::testing {
+
+// A test that expects the code under test to WARN calls this; otherwise any
+// WARN (or "sleeping function called from invalid context") fails the test.
+void AllowWarnings();
+
+// Threads for concurrency tests: sized by the host, at least 2, at most 8.
+inline unsigned StressThreads() {
+  unsigned n = std::thread::hardware_concurrency();
+  if (n < 2) n = 2;
+  return n > 8 ? 8 : n;
+}
+
+}  // namespace uk::testing
+
+#endif  // UKERN_TESTS_TESTMAIN_H_
