@@ -43,6 +43,7 @@ void __tsan_ignore_thread_end(void);
 
 #define barrier() __asm__ __volatile__("" : : : "memory")
 
+#undef __always_inline /* glibc's <sys/cdefs.h> has its own */
 #define __always_inline inline __attribute__((__always_inline__))
 #define noinline __attribute__((__noinline__))
 #define __noreturn __attribute__((__noreturn__))

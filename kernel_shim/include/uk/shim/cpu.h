@@ -36,12 +36,10 @@ extern unsigned int nr_cpu_ids;
 
 namespace uk {
 
-enum : uint32_t {
-  kCpuOwned = 1u << 0,
-  kCpuBh = 1u << 1,
-  kCpuIrq = 1u << 2,
-  kCpuWaiters = 1u << 3,
-};
+inline constexpr uint32_t kCpuOwned = 1u << 0;
+inline constexpr uint32_t kCpuBh = 1u << 1;
+inline constexpr uint32_t kCpuIrq = 1u << 2;
+inline constexpr uint32_t kCpuWaiters = 1u << 3;
 
 // Per-thread view of the CPU it runs on. Kept small and at a fixed TLS
 // offset: every preempt/irq operation touches it.
