@@ -20,7 +20,7 @@ unsigned int nr_cpu_ids = 1;
 
 namespace uk {
 
-thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
 int host_to_vcpu[1024];
 SchedHook sched_hook = nullptr;
 

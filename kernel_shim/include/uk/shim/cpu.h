@@ -56,7 +56,8 @@ struct ThreadCpu {
   bool in_irq_ctx = false; // running interrupt work (hardirq or softirq)
 };
 
-extern thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadCpu tls_cpu
+    __attribute__((tls_model("initial-exec")));
 
 // Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids().
 extern int host_to_vcpu[1024];
