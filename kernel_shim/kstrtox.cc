@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// lib/kstrtox.c: strict string to integer conversion.
+#include <uk/linux/errno.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/kstrtox.h>
+
+static inline char _tolower(char c)
+{
+	return c | 0x20;
+}
+
+static inline bool kstrtox_isxdigit(char c)
+{
+	return (c >= '0' && c <= '9') || (_tolower(c) >= 'a' && _tolower(c) <= 'f');
+}
+
+const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
+{
+	if (*base == 0) {
+		if (s[0] == '0') {
+			if (_tolower(s[1]) == 'x' && kstrtox_isxdigit(s[2]))
+				*base = 16;
+			else
+				*base = 8;
+		} else {
+			*base = 10;
+		}
+	}
+	if (*base == 16 && s[0] == '0' && _tolower(s[1]) == 'x')
+		s += 2;
+	return s;
+}
+
+/*
+ * Accumulate digits of @base from @s (at most @max_chars of them) into @res.
+ * Returns how many characters were consumed, with KSTRTOX_OVERFLOW or-ed in
+ * if the value did not fit in 64 bits (the digits are still consumed).
+ */
+unsigned int _parse_integer_limit(const char *s, unsigned int base, unsigned long long *p,
+				  size_t max_chars)
+{
+	unsigned long long res = 0;
+	unsigned int rv = 0;
+
+	while (max_chars--) {
+		char c = *s;
+		char lc = _tolower(c);
+		unsigned int val;
+
+		if (c >= '0' && c <= '9')
+			val = c - '0';
+		else if (lc >= 'a' && lc <= 'f')
+			val = lc - 'a' + 10;
+		else
+			break;
+		if (val >= base)
+			break;
+		/* Only check for overflow once the top four bits are in play. */
+		if (unlikely(res & (~0ULL << 60))) {
+			if (res > (ULLONG_MAX - val) / base)
+				rv |= KSTRTOX_OVERFLOW;
+		}
+		res = res * base + val;
+		rv++;
+		s++;
+	}
+	*p = res;
+	return rv;
+}
+
+unsigned int _parse_integer(const char *s, unsigned int base, unsigned long long *p)
+{
+	return _parse_integer_limit(s, base, p, INT_MAX);
+}
+
+static int _kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+{
+	unsigned long long tmp;
+	unsigned int rv;
+
+	s = _parse_integer_fixup_radix(s, &base);
+	rv = _parse_integer(s, base, &tmp);
+	if (rv & KSTRTOX_OVERFLOW)
+		return -ERANGE;
+	if (rv == 0)
+		return -EINVAL;
+	s += rv;
+	if (*s == '\n')
+		s++;
+	if (*s)
+		return -EINVAL;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+{
+	if (s[0] == '+')
+		s++;
+	return _kstrtoull(s, base, res);
+}
+
+int kstrtoll(const char *s, unsigned int base, long long *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	if (s[0] == '-') {
+		rv = _kstrtoull(s + 1, base, &tmp);
+		if (rv < 0)
+			return rv;
+		/* -tmp must stay negative (or zero): LLONG_MIN is the limit. */
+		if ((long long)-tmp > 0)
+			return -ERANGE;
+		*res = -tmp;
+	} else {
+		rv = kstrtoull(s, base, &tmp);
+		if (rv < 0)
+			return rv;
+		if ((long long)tmp < 0)
+			return -ERANGE;
+		*res = tmp;
+	}
+	return 0;
+}
+
+int _kstrtoul(const char *s, unsigned int base, unsigned long *res)
+{
+	return kstrtoul(s, base, res);
+}
+
+int _kstrtol(const char *s, unsigned int base, long *res)
+{
+	return kstrtol(s, base, res);
+}
+
+int kstrtouint(const char *s, unsigned int base, unsigned int *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (unsigned int)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtoint(const char *s, unsigned int base, int *res)
+{
+	long long tmp;
+	int rv;
+
+	rv = kstrtoll(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (int)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtou16(const char *s, unsigned int base, u16 *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (u16)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtos16(const char *s, unsigned int base, s16 *res)
+{
+	long long tmp;
+	int rv;
+
+	rv = kstrtoll(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (s16)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtou8(const char *s, unsigned int base, u8 *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (u8)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+int kstrtos8(const char *s, unsigned int base, s8 *res)
+{
+	long long tmp;
+	int rv;
+
+	rv = kstrtoll(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (s8)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+/*
+ * Only the first character (two for "on"/"off") decides: y/Y/t/T/1 and "on"
+ * are true, n/N/f/F/0 and "off" are false; anything else is -EINVAL.
+ */
+int kstrtobool(const char *s, bool *res)
+{
+	if (!s)
+		return -EINVAL;
+
+	switch (s[0]) {
+	case 'y':
+	case 'Y':
+	case 't':
+	case 'T':
+	case '1':
+		*res = true;
+		return 0;
+	case 'n':
+	case 'N':
+	case 'f':
+	case 'F':
+	case '0':
+		*res = false;
+		return 0;
+	case 'o':
+	case 'O':
+		switch (s[1]) {
+		case 'n':
+		case 'N':
+			*res = true;
+			return 0;
+		case 'f':
+		case 'F':
+			*res = false;
+			return 0;
+		default:
+			break;
+		}
+		break;
+	default:
+		break;
+	}
+	return -EINVAL;
+}
