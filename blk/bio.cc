@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// block/bio.c essentials over plain memory, and blk-core.c's status table.
+#include <cstring>
+
+#include <uk/linux/bio.h>
+#include <uk/linux/blk_types.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/slab.h>
+
+/*
+ * block/blk-core.c: status <-> errno. Lives here until blk-core.cc exists;
+ * move it there with the request path.
+ */
+static const struct {
+	int errno_val;
+	const char *name;
+} blk_errors[] = {
+	[BLK_STS_OK] = { 0, "" },
+	[BLK_STS_NOTSUPP] = { -EOPNOTSUPP, "operation not supported" },
+	[BLK_STS_TIMEOUT] = { -ETIMEDOUT, "timeout" },
+	[BLK_STS_NOSPC] = { -ENOSPC, "critical space allocation" },
+	[BLK_STS_TRANSPORT] = { -ENOLINK, "recoverable transport" },
+	[BLK_STS_TARGET] = { -EREMOTEIO, "critical target" },
+	[BLK_STS_RESV_CONFLICT] = { -EBADE, "reservation conflict" },
+	[BLK_STS_MEDIUM] = { -ENODATA, "critical medium" },
+	[BLK_STS_PROTECTION] = { -EILSEQ, "protection" },
+	[BLK_STS_RESOURCE] = { -ENOMEM, "kernel resource" },
+	[BLK_STS_IOERR] = { -EIO, "I/O" },
+	[BLK_STS_DM_REQUEUE] = { -EREMCHG, "dm internal retry" },
+	[BLK_STS_AGAIN] = { -EAGAIN, "nonblocking retry" },
+	[BLK_STS_DEV_RESOURCE] = { -EBUSY, "device resource" },
+	[BLK_STS_ZONE_OPEN_RESOURCE] = { -ETOOMANYREFS, "open zones exceeded" },
+	[BLK_STS_ZONE_ACTIVE_RESOURCE] = { -EOVERFLOW, "active zones exceeded" },
+	[BLK_STS_OFFLINE] = { -ENODEV, "device offline" },
+	[BLK_STS_DURATION_LIMIT] = { -ETIME, "duration limit exceeded" },
+	[18] = { 0, nullptr },
+	[BLK_STS_INVAL] = { -EINVAL, "invalid" },
+};
+
+blk_status_t errno_to_blk_status(int errno_val)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(blk_errors); i++) {
+		if (blk_errors[i].name && blk_errors[i].errno_val == errno_val)
+			return (blk_status_t)i;
+	}
+	return BLK_STS_IOERR;
+}
+
+int blk_status_to_errno(blk_status_t status)
+{
+	unsigned int idx = status;
+
+	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)))
+		return -EIO;
+	if (!blk_errors[idx].name)
+		return -EIO;
+	return blk_errors[idx].errno_val;
+}
+
+const char *blk_status_to_str(blk_status_t status)
+{
+	unsigned int idx = status;
+
+	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)) || !blk_errors[idx].name)
+		return "I/O";
+	return blk_errors[idx].name;
+}
+
+void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
+	      unsigned short max_vecs, blk_opf_t opf)
+{
+	memset(bio, 0, sizeof(*bio));
+	bio->bi_bdev = bdev;
+	bio->bi_opf = opf;
+	atomic_set(&bio->__bi_remaining, 1);
+	atomic_set(&bio->__bi_cnt, 1);
+	bio->bi_cookie = BLK_QC_T_NONE;
+	bio->bi_max_vecs = max_vecs;
+	bio->bi_io_vec = table;
+}
+
+void bio_uninit(struct bio *bio)
+{
+}
+
+void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
+{
+	bio_uninit(bio);
+	memset(bio, 0, BIO_RESET_BYTES);
+	atomic_set(&bio->__bi_remaining, 1);
+	bio->bi_bdev = bdev;
+	bio->bi_opf = opf;
+}
+
+struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+		      gfp_t gfp_mask)
+{
+	struct bio *bio;
+
+	if (nr_vecs > BIO_MAX_VECS)
+		return NULL;
+	bio = kmalloc(sizeof(*bio) + nr_vecs * sizeof(struct bio_vec), gfp_mask);
+	if (unlikely(!bio))
+		return NULL;
+	bio_init(bio, bdev, nr_vecs ? bio->bi_inline_vecs : NULL, nr_vecs, opf);
+	return bio;
+}
+
+static void bio_free(struct bio *bio)
+{
+	bio_uninit(bio);
+	kfree(bio);
+}
+
+void bio_put(struct bio *bio)
+{
+	if (unlikely(bio_flagged(bio, BIO_REFFED))) {
+		BUG_ON(!atomic_read(&bio->__bi_cnt));
+		if (!atomic_dec_and_test(&bio->__bi_cnt))
+			return;
+	}
+	bio_free(bio);
+}
+
+void __bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off)
+{
+	WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED));
+	WARN_ON_ONCE(bio->bi_vcnt >= bio->bi_max_vecs);
+
+	bvec_set_page(&bio->bi_io_vec[bio->bi_vcnt], page, len, off);
+	bio->bi_iter.bi_size += len;
+	bio->bi_vcnt++;
+}
+
+/* Merge into the last bvec if the new range continues it in memory. */
+static bool bio_try_merge_page(struct bio *bio, struct page *page, unsigned int len,
+			       unsigned int off)
+{
+	struct bio_vec *bv;
+
+	if (!bio->bi_vcnt)
+		return false;
+	bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
+	if ((char *)page_address(bv->bv_page) + bv->bv_offset + bv->bv_len !=
+	    (char *)page_address(page) + off)
+		return false;
+	if (bio->bi_iter.bi_size > UINT_MAX - len)
+		return false;
+	bv->bv_len += len;
+	bio->bi_iter.bi_size += len;
+	return true;
+}
+
+int bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off)
+{
+	if (WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED)))
+		return 0;
+	if (bio->bi_iter.bi_size > UINT_MAX - len)
+		return 0;
+	if (bio_try_merge_page(bio, page, len, off))
+		return len;
+	if (bio->bi_vcnt >= bio->bi_max_vecs)
+		return 0;
+	__bio_add_page(bio, page, len, off);
+	return len;
+}
+
+void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len)
+{
+	__bio_add_page(bio, virt_to_page(vaddr), len, offset_in_page(vaddr));
+}
+
+void zero_fill_bio_iter(struct bio *bio, struct bvec_iter start)
+{
+	struct bio_vec bv;
+	struct bvec_iter iter;
+
+	__bio_for_each_segment(bv, bio, iter, start)
+		memset(bvec_virt(&bv), 0, bv.bv_len);
+}
+
+/*
+ * A chained bio completes only when its last remaining reference does.
+ * The atomic_dec_and_test() is fully ordered, so the completing caller sees
+ * every bi_status store made by the others (pairs with bio_inc_remaining()).
+ */
+static inline bool bio_remaining_done(struct bio *bio)
+{
+	if (!bio_flagged(bio, BIO_CHAIN))
+		return true;
+
+	BUG_ON(atomic_read(&bio->__bi_remaining) <= 0);
+
+	if (atomic_dec_and_test(&bio->__bi_remaining)) {
+		bio_clear_flag(bio, BIO_CHAIN);
+		return true;
+	}
+	return false;
+}
+
+static struct bio *__bio_chain_endio(struct bio *bio)
+{
+	struct bio *parent = (struct bio *)bio->bi_private;
+
+	if (bio->bi_status && !parent->bi_status)
+		parent->bi_status = bio->bi_status;
+	bio_put(bio);
+	return parent;
+}
+
+static void bio_chain_endio(struct bio *bio)
+{
+	bio_endio(__bio_chain_endio(bio));
+}
+
+void bio_chain(struct bio *bio, struct bio *parent)
+{
+	BUG_ON(bio->bi_private || bio->bi_end_io);
+
+	bio->bi_private = parent;
+	bio->bi_end_io = bio_chain_endio;
+	bio_inc_remaining(parent);
+}
+
+void bio_endio(struct bio *bio)
+{
+again:
+	if (!bio_remaining_done(bio))
+		return;
+
+	/* Walk up a chain iteratively rather than recursing. */
+	if (bio->bi_end_io == bio_chain_endio) {
+		bio = __bio_chain_endio(bio);
+		goto again;
+	}
+
+	if (bio->bi_end_io)
+		bio->bi_end_io(bio);
+}

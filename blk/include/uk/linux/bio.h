@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * struct bio helpers (include/linux/bio.h, block/bio.c) over plain memory.
+ * Bios come from kmalloc with inline bio_vecs (no bio_sets or mempools);
+ * pages are user-mode identity-mapped pages (see <uk/linux/bvec.h>).
+ */
+#ifndef UK_LINUX_BIO_H
+#define UK_LINUX_BIO_H
+
+#include <uk/linux/barrier.h>
+#include <uk/linux/blk_types.h>
+#include <uk/linux/bvec.h>
+#include <uk/linux/gfp.h>
+
+#define BIO_MAX_VECS 256U
+
+static inline bool bio_flagged(const struct bio *bio, unsigned int bit)
+{
+	return bio->bi_flags & (1U << bit);
+}
+
+static inline void bio_set_flag(struct bio *bio, unsigned int bit)
+{
+	bio->bi_flags |= (1U << bit);
+}
+
+static inline void bio_clear_flag(struct bio *bio, unsigned int bit)
+{
+	bio->bi_flags &= ~(1U << bit);
+}
+
+#define bio_iter_iovec(bio, iter) bvec_iter_bvec((bio)->bi_io_vec, (iter))
+#define bio_iter_page(bio, iter) bvec_iter_page((bio)->bi_io_vec, (iter))
+#define bio_iter_len(bio, iter) bvec_iter_len((bio)->bi_io_vec, (iter))
+#define bio_iter_offset(bio, iter) bvec_iter_offset((bio)->bi_io_vec, (iter))
+#define bio_page(bio) bio_iter_page((bio), (bio)->bi_iter)
+#define bio_offset(bio) bio_iter_offset((bio), (bio)->bi_iter)
+#define bvec_iter_sectors(iter) ((iter).bi_size >> 9)
+#define bvec_iter_end_sector(iter) ((iter).bi_sector + bvec_iter_sectors((iter)))
+#define bio_sectors(bio) bvec_iter_sectors((bio)->bi_iter)
+#define bio_end_sector(bio) bvec_iter_end_sector((bio)->bi_iter)
+
+static inline bool bio_has_data(struct bio *bio)
+{
+	return bio && bio->bi_iter.bi_size && bio_op(bio) != REQ_OP_DISCARD &&
+	       bio_op(bio) != REQ_OP_SECURE_ERASE && bio_op(bio) != REQ_OP_WRITE_ZEROES;
+}
+
+static inline bool bio_no_advance_iter(const struct bio *bio)
+{
+	return bio_op(bio) == REQ_OP_DISCARD || bio_op(bio) == REQ_OP_SECURE_ERASE ||
+	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
+}
+
+static inline void *bio_data(struct bio *bio)
+{
+	if (bio_has_data(bio))
+		return (char *)page_address(bio_page(bio)) + bio_offset(bio);
+	return NULL;
+}
+
+static inline void bio_advance_iter(const struct bio *bio, struct bvec_iter *iter,
+				    unsigned int bytes)
+{
+	iter->bi_sector += bytes >> 9;
+	if (bio_no_advance_iter(bio))
+		iter->bi_size -= bytes;
+	else
+		bvec_iter_advance(bio->bi_io_vec, iter, bytes);
+}
+
+static inline void bio_advance_iter_single(const struct bio *bio, struct bvec_iter *iter,
+					   unsigned int bytes)
+{
+	iter->bi_sector += bytes >> 9;
+	if (bio_no_advance_iter(bio))
+		iter->bi_size -= bytes;
+	else
+		bvec_iter_advance_single(bio->bi_io_vec, iter, bytes);
+}
+
+static inline void bio_advance(struct bio *bio, unsigned int nbytes)
+{
+	if (nbytes)
+		bio_advance_iter(bio, &bio->bi_iter, nbytes);
+}
+
+/* Single-page segments from @start on. */
+#define __bio_for_each_segment(bvl, bio, iter, start)                         \
+	for (iter = (start);                                                  \
+	     (iter).bi_size && ((bvl = bio_iter_iovec((bio), (iter))), 1);    \
+	     bio_advance_iter_single((bio), &(iter), (bvl).bv_len))
+#define bio_for_each_segment(bvl, bio, iter) __bio_for_each_segment(bvl, bio, iter, (bio)->bi_iter)
+
+/* Multi-page bvecs. */
+#define __bio_for_each_bvec(bvl, bio, iter, start)                            \
+	for (iter = (start);                                                  \
+	     (iter).bi_size && ((bvl = mp_bvec_iter_bvec((bio)->bi_io_vec, (iter))), 1); \
+	     bio_advance_iter_single((bio), &(iter), (bvl).bv_len))
+#define bio_for_each_bvec(bvl, bio, iter) __bio_for_each_bvec(bvl, bio, iter, (bio)->bi_iter)
+
+#define bio_for_each_bvec_all(bvl, bio, i) \
+	for (i = 0, bvl = (bio)->bi_io_vec; i < (bio)->bi_vcnt; i++, bvl++)
+
+void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
+	      unsigned short max_vecs, blk_opf_t opf);
+void bio_uninit(struct bio *bio);
+void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf);
+/* NULL if nr_vecs > BIO_MAX_VECS or the allocation fails. */
+struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+		      gfp_t gfp_mask);
+void bio_put(struct bio *bio);
+
+static inline void bio_get(struct bio *bio)
+{
+	bio->bi_flags |= (1 << BIO_REFFED);
+	smp_mb__before_atomic(); /* orders prior bio updates before the pin (bio_put) */
+	atomic_inc(&bio->__bi_cnt);
+}
+
+/* Returns @len if the page segment was added, 0 if the bio is full. */
+int bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off);
+void __bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off);
+/* Adds @len bytes at @vaddr, one bvec (may span pages). */
+void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len);
+
+void bio_endio(struct bio *bio);
+void bio_chain(struct bio *bio, struct bio *parent);
+void zero_fill_bio_iter(struct bio *bio, struct bvec_iter iter);
+
+static inline void zero_fill_bio(struct bio *bio)
+{
+	zero_fill_bio_iter(bio, bio->bi_iter);
+}
+
+static inline void bio_io_error(struct bio *bio)
+{
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+static inline void bio_wouldblock_error(struct bio *bio)
+{
+	bio_set_flag(bio, BIO_QUIET);
+	bio->bi_status = BLK_STS_AGAIN;
+	bio_endio(bio);
+}
+
+static inline void bio_inc_remaining(struct bio *bio)
+{
+	bio_set_flag(bio, BIO_CHAIN);
+	smp_mb__before_atomic(); /* flag visible before the count, see bio_remaining_done() */
+	atomic_inc(&bio->__bi_remaining);
+}
+
+#endif /* UK_LINUX_BIO_H */

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bio_vec and its iterator (include/linux/bvec.h).
+ *
+ * User-mode page model: memory is identity mapped, so a "struct page *" is
+ * simply the address of the start of a PAGE_SIZE window of ordinary memory
+ * (page_address(page) == page). Any buffer can be described as
+ * virt_to_page(buf) + offset_in_page(buf); the page need not be allocated as
+ * a page. Multi-page bvecs are allowed, and the bvec_iter_* helpers split
+ * them into single-page segments exactly as the kernel does.
+ */
+#ifndef UK_LINUX_BVEC_H
+#define UK_LINUX_BVEC_H
+
+#include <uk/linux/kernel.h>
+#include <uk/linux/minmax.h>
+#include <uk/linux/types.h>
+
+struct page;
+
+static inline void *page_address(const struct page *page)
+{
+	return (void *)page;
+}
+
+static inline struct page *virt_to_page(const void *addr)
+{
+	return (struct page *)((unsigned long)addr & PAGE_MASK);
+}
+
+#define offset_in_page(p) ((unsigned long)(p) & ~PAGE_MASK)
+
+/* The n-th page after @page (contiguous in the identity map). */
+static inline struct page *nth_page(struct page *page, unsigned long n)
+{
+	return (struct page *)((char *)page + (n << PAGE_SHIFT));
+}
+
+static inline void *kmap_local_page(struct page *page)
+{
+	return page_address(page);
+}
+
+static inline void kunmap_local(const void *addr)
+{
+}
+
+struct bio_vec {
+	struct page *bv_page;
+	unsigned int bv_len;
+	unsigned int bv_offset;
+};
+
+static inline void bvec_set_page(struct bio_vec *bv, struct page *page, unsigned int len,
+				 unsigned int offset)
+{
+	bv->bv_page = page;
+	bv->bv_len = len;
+	bv->bv_offset = offset;
+}
+
+static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr, unsigned int len)
+{
+	bvec_set_page(bv, virt_to_page(vaddr), len, offset_in_page(vaddr));
+}
+
+struct bvec_iter {
+	sector_t bi_sector;        /* device address in 512 byte sectors */
+	unsigned int bi_size;      /* residual I/O count */
+	unsigned int bi_idx;       /* current index into bvl_vec */
+	unsigned int bi_bvec_done; /* number of bytes completed in current bvec */
+};
+
+/* The bvec at the iterator, possibly spanning several pages. */
+#define __bvec_iter_bvec(bvec, iter) (&(bvec)[(iter).bi_idx])
+
+#define mp_bvec_iter_page(bvec, iter) (__bvec_iter_bvec((bvec), (iter))->bv_page)
+#define mp_bvec_iter_len(bvec, iter) \
+	min((iter).bi_size, __bvec_iter_bvec((bvec), (iter))->bv_len - (iter).bi_bvec_done)
+#define mp_bvec_iter_offset(bvec, iter) \
+	(__bvec_iter_bvec((bvec), (iter))->bv_offset + (iter).bi_bvec_done)
+#define mp_bvec_iter_page_idx(bvec, iter) (mp_bvec_iter_offset((bvec), (iter)) / PAGE_SIZE)
+#define mp_bvec_iter_bvec(bvec, iter)                                   \
+	((struct bio_vec){                                              \
+		.bv_page = mp_bvec_iter_page((bvec), (iter)),           \
+		.bv_len = mp_bvec_iter_len((bvec), (iter)),             \
+		.bv_offset = mp_bvec_iter_offset((bvec), (iter)),       \
+	})
+
+/* The same, clipped to one page. */
+#define bvec_iter_offset(bvec, iter) (mp_bvec_iter_offset((bvec), (iter)) % PAGE_SIZE)
+#define bvec_iter_len(bvec, iter) \
+	min_t(unsigned int, mp_bvec_iter_len((bvec), (iter)), PAGE_SIZE - bvec_iter_offset((bvec), (iter)))
+#define bvec_iter_page(bvec, iter) \
+	nth_page(mp_bvec_iter_page((bvec), (iter)), mp_bvec_iter_page_idx((bvec), (iter)))
+#define bvec_iter_bvec(bvec, iter)                                      \
+	((struct bio_vec){                                              \
+		.bv_page = bvec_iter_page((bvec), (iter)),              \
+		.bv_len = bvec_iter_len((bvec), (iter)),                \
+		.bv_offset = (unsigned int)bvec_iter_offset((bvec), (iter)), \
+	})
+
+static inline bool bvec_iter_advance(const struct bio_vec *bv, struct bvec_iter *iter,
+				     unsigned int bytes)
+{
+	unsigned int idx = iter->bi_idx;
+
+	if (WARN_ONCE(bytes > iter->bi_size, "Attempted to advance past end of bvec iter\n")) {
+		iter->bi_size = 0;
+		return false;
+	}
+
+	iter->bi_size -= bytes;
+	bytes += iter->bi_bvec_done;
+
+	while (bytes && bytes >= bv[idx].bv_len) {
+		bytes -= bv[idx].bv_len;
+		idx++;
+	}
+
+	iter->bi_idx = idx;
+	iter->bi_bvec_done = bytes;
+	return true;
+}
+
+/* Advance by exactly one (single-page) segment of length @bytes. */
+static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bvec_iter *iter,
+					    unsigned int bytes)
+{
+	unsigned int done = iter->bi_bvec_done + bytes;
+
+	if (done == bv[iter->bi_idx].bv_len) {
+		done = 0;
+		iter->bi_idx++;
+	}
+	iter->bi_bvec_done = done;
+	iter->bi_size -= bytes;
+}
+
+#define for_each_bvec(bvl, bio_vec, iter, start)                        \
+	for (iter = (start);                                            \
+	     (iter).bi_size && ((bvl = bvec_iter_bvec((bio_vec), (iter))), 1); \
+	     bvec_iter_advance_single((bio_vec), &(iter), (bvl).bv_len))
+
+static inline void *bvec_virt(struct bio_vec *bvec)
+{
+	return (char *)page_address(bvec->bv_page) + bvec->bv_offset;
+}
+
+#endif /* UK_LINUX_BVEC_H */
