@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * null_blk (drivers/block/null_blk/null_blk.h and main.c): configuration
+ * (module parameters and the configfs attribute set), validation, device
+ * power on/off, memory-backed storage, badblocks, bandwidth throttling and
+ * fault injection decisions. The blk-mq side (tag set, queue_rq,
+ * completions) plugs in through null_add_dev_blk()/null_del_dev_blk().
+ */
+#ifndef UK_DEVICES_NULL_BLK_H
+#define UK_DEVICES_NULL_BLK_H
+
+#include <uk/linux/atomic.h>
+#include <uk/linux/badblocks.h>
+#include <uk/linux/bio.h>
+#include <uk/linux/bitmap.h>
+#include <uk/linux/blk_types.h>
+#include <uk/linux/fault-inject.h>
+#include <uk/linux/hrtimer.h>
+#include <uk/linux/list.h>
+#include <uk/linux/radix-tree.h>
+#include <uk/linux/spinlock.h>
+#include <uk/linux/types.h>
+
+#ifndef NUMA_NO_NODE
+#define NUMA_NO_NODE (-1)
+#endif
+
+#define NULLB_FREE_BATCH 16 /* FREE_BATCH: pages per gang lookup when freeing */
+#define NULLB_TICKS_PER_SEC 50ULL
+#define NULLB_TIMER_INTERVAL (NSEC_PER_SEC / NULLB_TICKS_PER_SEC)
+#define NULLB_DISK_NAME_LEN 32
+#define NULLB_FAULT_STR_LEN 80
+
+/* dev->flags bits */
+enum nullb_device_flags {
+	NULLB_DEV_FL_CONFIGURED = 0, /* powered on once: no more reconfiguration */
+	NULLB_DEV_FL_UP = 1,         /* currently on */
+	NULLB_DEV_FL_THROTTLED = 2,  /* mbps limit in force */
+	NULLB_DEV_FL_CACHE = 3,      /* write-back cache in use */
+};
+
+enum {
+	NULL_IRQ_NONE = 0,
+	NULL_IRQ_SOFTIRQ = 1,
+	NULL_IRQ_TIMER = 2,
+};
+
+enum {
+	NULL_Q_BIO = 0,
+	NULL_Q_RQ = 1,
+	NULL_Q_MQ = 2,
+};
+
+/* One bit per 512-byte sector of the page, plus LOCK and FREE. */
+#define MAP_SZ ((PAGE_SIZE >> SECTOR_SHIFT) + 2)
+#define NULLB_PAGE_LOCK (MAP_SZ - 1)
+#define NULLB_PAGE_FREE (MAP_SZ - 2)
+
+struct nullb_page {
+	struct page *page;
+	DECLARE_BITMAP(bitmap, MAP_SZ);
+	unsigned long idx; /* the kernel keeps this in page->private */
+};
+
+/* Stand-in for the kernel's configfs fault_config group. */
+struct nullb_fault_config {
+	struct fault_attr attr;
+};
+
+struct nullb;
+struct blk_mq_tag_set;
+struct request_queue;
+
+struct nullb_device {
+	struct nullb *nullb;
+	char name[NULLB_DISK_NAME_LEN]; /* configfs directory name ("" if none) */
+	struct list_head cfs_list;      /* on the configfs group's list */
+	struct radix_tree_root data;    /* data stored in the disk */
+	struct radix_tree_root cache;   /* disk cache data */
+	unsigned long flags;            /* NULLB_DEV_FL_* */
+	unsigned int curr_cache;
+	struct badblocks badblocks;
+	struct nullb_fault_config timeout_config;
+	struct nullb_fault_config requeue_config;
+	struct nullb_fault_config init_hctx_fault_config;
+
+	unsigned long size;            /* device size in MB */
+	unsigned long completion_nsec; /* time in ns to complete a request */
+	unsigned long cache_size;      /* disk cache size in MB */
+	unsigned long zone_size;       /* zone size in MB if device is zoned */
+	unsigned long zone_capacity;   /* zone capacity in MB if device is zoned */
+	unsigned int zone_nr_conv;
+	unsigned int zone_max_open;
+	unsigned int zone_max_active;
+	unsigned int zone_append_max_sectors;
+	unsigned int submit_queues;
+	unsigned int prev_submit_queues;
+	unsigned int poll_queues;
+	unsigned int prev_poll_queues;
+	unsigned int home_node;
+	unsigned int queue_mode;
+	unsigned int blocksize;
+	unsigned int max_sectors;
+	unsigned int irqmode;
+	unsigned int hw_queue_depth;
+	unsigned int index;            /* only valid while a disk exists */
+	unsigned int mbps;             /* bandwidth cap in MiB/s */
+	bool blocking;
+	bool use_per_node_hctx;
+	bool power;
+	bool memory_backed;
+	bool discard;
+	bool zoned;
+	bool zone_full;
+	bool virt_boundary;
+	bool no_sched;
+	bool shared_tags;
+	bool shared_tag_bitmap;
+	bool fua;
+	bool rotational;
+	bool badblocks_once;
+	bool badblocks_partial_io;
+};
+
+struct nullb {
+	struct nullb_device *dev;
+	struct list_head list;
+	unsigned int index;
+	struct request_queue *q;          /* set by null_add_dev_blk() */
+	struct blk_mq_tag_set *tag_set;   /* set by null_add_dev_blk() */
+	void *blk_private;                /* request-path state, owned by it */
+	atomic_long_t cur_bytes;          /* throttling budget left this tick */
+	struct hrtimer bw_timer;
+	unsigned long cache_flush_pos;
+	spinlock_t lock;                  /* storage (radix trees, pages) */
+	sector_t capacity;                /* in 512-byte sectors */
+	unsigned int max_hw_sectors;      /* validated queue limit */
+	bool hw_queues_stopped;           /* null_stop_hw_queues() state */
+	unsigned long nr_queue_stops;
+	unsigned long nr_queue_starts;
+	char disk_name[NULLB_DISK_NAME_LEN];
+};
+
+/* ---- module parameters (module_param*) ---- */
+/*
+ * Parses "name=value name2=value2 ..." as the kernel does at module load
+ * (kernel/params.c: quotes, '-' == '_' in names, bool params without a
+ * value mean true). 0, or -EINVAL (unknown name, bad value, message via
+ * pr_err naming it) / -ENOSPC (string too long). Values parsed before an
+ * error stay set, as in the kernel.
+ */
+int null_blk_module_params(const char *args);
+/* Restores every module parameter to its default (tests). */
+void null_blk_reset_module_params(void);
+/* Reads a module parameter as /sys/module/null_blk/parameters/<name> shows it. */
+ssize_t null_blk_param_show(const char *name, char *page);
+/* module_init/module_exit: nr_devices devices named nullb<N>. */
+int null_init(void);
+void null_exit(void);
+
+/* ---- configfs (/sys/kernel/config/nullb/) ---- */
+/* mkdir: a device with the module defaults, or ERR_PTR(-EEXIST/-ENOMEM). */
+struct nullb_device *nullb_group_make(const char *name);
+/* rmdir: powers off and frees the device and its storage. */
+void nullb_group_drop(struct nullb_device *dev);
+/*
+ * Writes @page to attribute @attr: strlen(page) on success, or -EINVAL
+ * (bad value), -EBUSY (configured and the attribute has no apply
+ * function), -ENOENT (no such attribute), -EPERM (read-only). Fault
+ * injection attributes are "<group>/<name>", e.g. "timeout_inject/times".
+ */
+ssize_t nullb_attr_store(struct nullb_device *dev, const char *attr, const char *page);
+/* Reads attribute @attr into @page (PAGE_SIZE bytes); length or -errno. */
+ssize_t nullb_attr_show(struct nullb_device *dev, const char *attr, char *page);
+/* The group's "features": every attribute name, comma separated. */
+ssize_t nullb_group_features_show(char *page);
+
+/* ---- device life cycle ---- */
+int null_validate_conf(struct nullb_device *dev);
+int null_add_dev(struct nullb_device *dev);
+void null_del_dev(struct nullb *nullb);
+struct nullb *null_find_dev_by_name(const char *name);
+unsigned int null_nr_devices(void);
+
+/*
+ * Hooks for the blk-mq request path. null_add_dev() calls
+ * null_add_dev_blk() after validation, storage/badblocks/throttle setup and
+ * naming: it must build the tag set (nullb->dev->shared_tags: the global
+ * one), queues, request_queue and set nullb->q/tag_set; nonzero aborts the
+ * power-on. null_del_dev() calls null_del_dev_blk() first. Until the
+ * request path exists they do nothing. null_update_nr_hw_queues_blk() is
+ * the live submit_queues/poll_queues change (blk_mq_update_nr_hw_queues);
+ * it returns the resulting number of hw queues.
+ */
+int null_add_dev_blk(struct nullb *nullb);
+void null_del_dev_blk(struct nullb *nullb);
+int null_update_nr_hw_queues_blk(struct nullb *nullb, unsigned int nr_hw_queues);
+/* blk_mq_stop_hw_queues / blk_mq_start_stopped_hw_queues for throttling. */
+void null_stop_hw_queues(struct nullb *nullb);
+void null_start_stopped_hw_queues(struct nullb *nullb);
+
+/* ---- fault injection (CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION) ---- */
+bool should_timeout_request(struct nullb_device *dev);
+bool should_requeue_request(struct nullb_device *dev);
+bool should_init_hctx_fail(struct nullb_device *dev);
+
+/* ---- throttling (mbps) ---- */
+static inline u64 mb_per_tick(int mbps)
+{
+	return (1 << 20) / NULLB_TICKS_PER_SEC * ((u64)mbps);
+}
+/*
+ * null_handle_throttled() for a request of @bytes: BLK_STS_OK, or
+ * BLK_STS_DEV_RESOURCE after stopping the hw queues (the bw_timer refill
+ * restarts them).
+ */
+blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes);
+
+/* ---- memory-backed storage (null_blk_storage.cc) ---- */
+struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
+				    bool ignore_cache);
+/* Called with nullb->lock held (irq); may drop and retake it. */
+struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool ignore_cache);
+void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache);
+void null_free_device_storage(struct nullb_device *dev, bool is_cache);
+/* With nullb->lock held. */
+blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n,
+			   bool is_fua);
+void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n);
+blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector,
+				 sector_t nr_sectors);
+blk_status_t null_handle_flush(struct nullb *nullb);
+/* With nullb->lock held: one segment of a request. */
+blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
+			   unsigned int off, bool is_write, loff_t pos, bool is_fua);
+/*
+ * The data part of null_handle_data_transfer() for a bio: at most
+ * @nr_sectors, starting at bio->bi_iter.bi_sector (takes nullb->lock).
+ */
+blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio,
+				      sector_t nr_sectors);
+/*
+ * null_handle_badblocks(): BLK_STS_IOERR if [sector, +*nr_sectors) hits a
+ * bad block, with *nr_sectors set to the partial I/O allowed
+ * (badblocks_partial_io) or 0.
+ */
+blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
+				   unsigned int *nr_sectors);
+/*
+ * null_process_cmd() minus the request: badblocks, then memory-backed
+ * transfer/discard of @bio (may be NULL for discard).
+ */
+blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op,
+			      sector_t sector, unsigned int nr_sectors);
+
+#endif /* UK_DEVICES_NULL_BLK_H */

@@ -1,0 +1,1267 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// drivers/block/null_blk/main.c: configuration, validation, power on/off,
+// throttling and fault injection. Storage is in null_blk_storage.cc.
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+
+#include <uk/devices/null_blk.h>
+#include <uk/linux/bitops.h>
+#include <uk/linux/cpumask.h>
+#include <uk/linux/err.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/kstrtox.h>
+#include <uk/linux/ktime.h>
+#include <uk/linux/log2.h>
+#include <uk/linux/mutex.h>
+#include <uk/linux/slab.h>
+#include <uk/linux/smp.h>
+
+#undef pr_fmt
+#define pr_fmt(fmt) "null_blk: " fmt
+
+#define nr_online_nodes 1U
+
+static LIST_HEAD(nullb_list);    /* powered-on devices */
+static LIST_HEAD(nullb_cfs_list); /* configfs-created devices */
+static DEFINE_MUTEX(lock);
+static DECLARE_BITMAP(nullb_indexes, 1024); /* the kernel's IDA */
+
+static DECLARE_FAULT_ATTR(null_timeout_attr);
+static DECLARE_FAULT_ATTR(null_requeue_attr);
+static DECLARE_FAULT_ATTR(null_init_hctx_attr);
+
+/* ---- module parameters and their defaults ---- */
+
+static bool g_virt_boundary;
+static int g_no_sched;
+static int g_submit_queues = 1;
+static int g_poll_queues = 1;
+static int g_home_node = NUMA_NO_NODE;
+static char g_timeout_str[NULLB_FAULT_STR_LEN];
+static char g_requeue_str[NULLB_FAULT_STR_LEN];
+static char g_init_hctx_str[NULLB_FAULT_STR_LEN];
+static int g_queue_mode = NULL_Q_MQ;
+static int g_gb = 250;
+static int g_bs = 512;
+static int g_max_sectors;
+static unsigned int nr_devices = 1;
+static bool g_blocking;
+static bool g_shared_tags;
+static bool g_shared_tag_bitmap;
+static int g_irqmode = NULL_IRQ_SOFTIRQ;
+static unsigned long g_completion_nsec = 10000;
+static int g_hw_queue_depth = 64;
+static bool g_use_per_node_hctx;
+static bool g_memory_backed;
+static bool g_discard;
+static unsigned long g_cache_size;
+static bool g_fua = true;
+static unsigned int g_mbps;
+static bool g_zoned;
+static unsigned long g_zone_size = 256;
+static unsigned long g_zone_capacity;
+static unsigned int g_zone_nr_conv;
+static unsigned int g_zone_max_open;
+static unsigned int g_zone_max_active;
+static int g_zone_append_max_sectors = INT_MAX;
+static bool g_zone_full;
+static bool g_rotational;
+
+void null_blk_reset_module_params(void)
+{
+	g_virt_boundary = false;
+	g_no_sched = 0;
+	g_submit_queues = 1;
+	g_poll_queues = 1;
+	g_home_node = NUMA_NO_NODE;
+	g_timeout_str[0] = g_requeue_str[0] = g_init_hctx_str[0] = '\0';
+	g_queue_mode = NULL_Q_MQ;
+	g_gb = 250;
+	g_bs = 512;
+	g_max_sectors = 0;
+	nr_devices = 1;
+	g_blocking = g_shared_tags = g_shared_tag_bitmap = false;
+	g_irqmode = NULL_IRQ_SOFTIRQ;
+	g_completion_nsec = 10000;
+	g_hw_queue_depth = 64;
+	g_use_per_node_hctx = g_memory_backed = g_discard = false;
+	g_cache_size = 0;
+	g_fua = true;
+	g_mbps = 0;
+	g_zoned = false;
+	g_zone_size = 256;
+	g_zone_capacity = 0;
+	g_zone_nr_conv = g_zone_max_open = g_zone_max_active = 0;
+	g_zone_append_max_sectors = INT_MAX;
+	g_zone_full = g_rotational = false;
+	null_timeout_attr = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+	null_requeue_attr = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+	null_init_hctx_attr = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+}
+
+/* kernel/params.c, the part module loading uses. */
+enum null_param_type { P_BOOL, P_INT, P_UINT, P_ULONG, P_STRING, P_CB_INT };
+
+struct null_param {
+	const char *name;
+	enum null_param_type type;
+	void *arg;
+	int (*set)(const char *val); /* P_CB_INT */
+	unsigned int maxlen;         /* P_STRING */
+};
+
+static int null_param_store_val(const char *str, int *val, int min, int max)
+{
+	int ret, new_val;
+
+	ret = kstrtoint(str, 10, &new_val);
+	if (ret)
+		return -EINVAL;
+	if (new_val < min || new_val > max)
+		return -EINVAL;
+	*val = new_val;
+	return 0;
+}
+
+static int null_set_queue_mode(const char *str)
+{
+	return null_param_store_val(str, &g_queue_mode, NULL_Q_BIO, NULL_Q_MQ);
+}
+
+static int null_set_irqmode(const char *str)
+{
+	return null_param_store_val(str, &g_irqmode, NULL_IRQ_NONE, NULL_IRQ_TIMER);
+}
+
+static const struct null_param null_params[] = {
+	{ "virt_boundary", P_BOOL, &g_virt_boundary },
+	{ "no_sched", P_INT, &g_no_sched },
+	{ "submit_queues", P_INT, &g_submit_queues },
+	{ "poll_queues", P_INT, &g_poll_queues },
+	{ "home_node", P_INT, &g_home_node },
+	{ "timeout", P_STRING, g_timeout_str, NULL, sizeof(g_timeout_str) },
+	{ "requeue", P_STRING, g_requeue_str, NULL, sizeof(g_requeue_str) },
+	{ "init_hctx", P_STRING, g_init_hctx_str, NULL, sizeof(g_init_hctx_str) },
+	{ "queue_mode", P_CB_INT, &g_queue_mode, null_set_queue_mode },
+	{ "gb", P_INT, &g_gb },
+	{ "bs", P_INT, &g_bs },
+	{ "max_sectors", P_INT, &g_max_sectors },
+	{ "nr_devices", P_UINT, &nr_devices },
+	{ "blocking", P_BOOL, &g_blocking },
+	{ "shared_tags", P_BOOL, &g_shared_tags },
+	{ "shared_tag_bitmap", P_BOOL, &g_shared_tag_bitmap },
+	{ "irqmode", P_CB_INT, &g_irqmode, null_set_irqmode },
+	{ "completion_nsec", P_ULONG, &g_completion_nsec },
+	{ "hw_queue_depth", P_INT, &g_hw_queue_depth },
+	{ "use_per_node_hctx", P_BOOL, &g_use_per_node_hctx },
+	{ "memory_backed", P_BOOL, &g_memory_backed },
+	{ "discard", P_BOOL, &g_discard },
+	{ "cache_size", P_ULONG, &g_cache_size },
+	{ "fua", P_BOOL, &g_fua },
+	{ "mbps", P_UINT, &g_mbps },
+	{ "zoned", P_BOOL, &g_zoned },
+	{ "zone_size", P_ULONG, &g_zone_size },
+	{ "zone_capacity", P_ULONG, &g_zone_capacity },
+	{ "zone_nr_conv", P_UINT, &g_zone_nr_conv },
+	{ "zone_max_open", P_UINT, &g_zone_max_open },
+	{ "zone_max_active", P_UINT, &g_zone_max_active },
+	{ "zone_append_max_sectors", P_INT, &g_zone_append_max_sectors },
+	{ "zone_full", P_BOOL, &g_zone_full },
+	{ "rotational", P_BOOL, &g_rotational },
+};
+
+/* parameq(): '-' and '_' are the same in parameter names. */
+static bool parameq(const char *a, const char *b)
+{
+	for (; *a || *b; a++, b++) {
+		char ca = *a == '-' ? '_' : *a, cb = *b == '-' ? '_' : *b;
+
+		if (ca != cb)
+			return false;
+	}
+	return true;
+}
+
+static const struct null_param *null_find_param(const char *name)
+{
+	for (const struct null_param &p : null_params)
+		if (parameq(p.name, name))
+			return &p;
+	return NULL;
+}
+
+static int null_param_set(const struct null_param *p, const char *val)
+{
+	switch (p->type) {
+	case P_BOOL:
+		/* No "=value" means set, as param_set_bool() does. */
+		return kstrtobool(val ? val : "1", (bool *)p->arg);
+	case P_INT:
+		return val ? kstrtoint(val, 0, (int *)p->arg) : -EINVAL;
+	case P_UINT:
+		return val ? kstrtouint(val, 0, (unsigned int *)p->arg) : -EINVAL;
+	case P_ULONG:
+		return val ? kstrtoul(val, 0, (unsigned long *)p->arg) : -EINVAL;
+	case P_CB_INT:
+		return val ? p->set(val) : -EINVAL;
+	case P_STRING:
+		if (!val)
+			return -EINVAL;
+		if (strlen(val) + 1 > p->maxlen) {
+			pr_err("%s: string doesn't fit in %u chars.\n", p->name, p->maxlen - 1);
+			return -ENOSPC;
+		}
+		strcpy((char *)p->arg, val);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * next_arg(): split off "name[=value]" at unquoted whitespace. Double quotes
+ * may surround the value or the whole argument and are removed.
+ */
+static char *next_arg(char *args, char **param, char **val)
+{
+	unsigned int i, equals = 0;
+	int in_quote = 0, quoted = 0;
+
+	if (*args == '"') {
+		args++;
+		in_quote = 1;
+		quoted = 1;
+	}
+	for (i = 0; args[i]; i++) {
+		if (isspace(args[i]) && !in_quote)
+			break;
+		if (equals == 0 && args[i] == '=')
+			equals = i;
+		if (args[i] == '"')
+			in_quote = !in_quote;
+	}
+
+	*param = args;
+	if (!equals) {
+		*val = NULL;
+	} else {
+		args[equals] = '\0';
+		*val = args + equals + 1;
+		if (**val == '"') {
+			(*val)++;
+			if (args[i - 1] == '"')
+				args[i - 1] = '\0';
+		}
+	}
+	if (quoted && i > 0 && args[i - 1] == '"')
+		args[i - 1] = '\0';
+
+	if (args[i]) {
+		args[i] = '\0';
+		args += i + 1;
+	} else {
+		args += i;
+	}
+	while (isspace(*args))
+		args++;
+	return args;
+}
+
+int null_blk_module_params(const char *str)
+{
+	char *buf, *args, *param, *val;
+	int ret = 0;
+
+	if (!str)
+		return 0;
+	buf = kstrdup(str, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+
+	args = buf;
+	while (isspace(*args))
+		args++;
+	while (*args) {
+		const struct null_param *p;
+
+		args = next_arg(args, &param, &val);
+		p = null_find_param(param);
+		if (!p) {
+			/*
+			 * The kernel's module loader warns and ignores unknown
+			 * parameters; ukern refuses them so a typo cannot pass
+			 * silently.
+			 */
+			pr_err("Unknown parameter `%s'\n", param);
+			ret = -EINVAL;
+			break;
+		}
+		ret = null_param_set(p, val);
+		if (ret == -ENOSPC) {
+			pr_err("`%s' too large for parameter `%s'\n", val ? val : "", param);
+			break;
+		}
+		if (ret) {
+			pr_err("`%s' invalid for parameter `%s'\n", val ? val : "", param);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	kfree(buf);
+	return ret;
+}
+
+ssize_t null_blk_param_show(const char *name, char *page)
+{
+	const struct null_param *p = null_find_param(name);
+
+	if (!p)
+		return -ENOENT;
+	switch (p->type) {
+	case P_BOOL:
+		return snprintf(page, PAGE_SIZE, "%c\n", *(bool *)p->arg ? 'Y' : 'N');
+	case P_INT:
+	case P_CB_INT:
+		return snprintf(page, PAGE_SIZE, "%d\n", *(int *)p->arg);
+	case P_UINT:
+		return snprintf(page, PAGE_SIZE, "%u\n", *(unsigned int *)p->arg);
+	case P_ULONG:
+		return snprintf(page, PAGE_SIZE, "%lu\n", *(unsigned long *)p->arg);
+	case P_STRING:
+		return snprintf(page, PAGE_SIZE, "%s\n", (char *)p->arg);
+	}
+	return -EINVAL;
+}
+
+/* ---- hooks for the request path (filled in by the blk-mq work) ---- */
+
+__attribute__((weak)) int null_add_dev_blk(struct nullb *nullb)
+{
+	return 0;
+}
+
+__attribute__((weak)) void null_del_dev_blk(struct nullb *nullb)
+{
+}
+
+__attribute__((weak)) int null_update_nr_hw_queues_blk(struct nullb *nullb,
+						       unsigned int nr_hw_queues)
+{
+	return nr_hw_queues;
+}
+
+void null_stop_hw_queues(struct nullb *nullb)
+{
+	WRITE_ONCE(nullb->hw_queues_stopped, true);
+	nullb->nr_queue_stops++;
+}
+
+void null_start_stopped_hw_queues(struct nullb *nullb)
+{
+	if (READ_ONCE(nullb->hw_queues_stopped)) {
+		WRITE_ONCE(nullb->hw_queues_stopped, false);
+		nullb->nr_queue_starts++;
+	}
+}
+
+/* ---- fault injection ---- */
+
+bool should_timeout_request(struct nullb_device *dev)
+{
+	return should_fail(&dev->timeout_config.attr, 1);
+}
+
+bool should_requeue_request(struct nullb_device *dev)
+{
+	return should_fail(&dev->requeue_config.attr, 1);
+}
+
+bool should_init_hctx_fail(struct nullb_device *dev)
+{
+	return should_fail(&dev->init_hctx_fault_config.attr, 1);
+}
+
+static bool __null_setup_fault(struct fault_attr *attr, char *str)
+{
+	if (!str[0])
+		return true;
+	if (!setup_fault_attr(attr, str))
+		return false;
+	attr->verbose = 0;
+	return true;
+}
+
+static bool null_setup_fault(void)
+{
+	if (!__null_setup_fault(&null_timeout_attr, g_timeout_str)) {
+		pr_err("invalid timeout fault injection string '%s'\n", g_timeout_str);
+		return false;
+	}
+	if (!__null_setup_fault(&null_requeue_attr, g_requeue_str)) {
+		pr_err("invalid requeue fault injection string '%s'\n", g_requeue_str);
+		return false;
+	}
+	if (!__null_setup_fault(&null_init_hctx_attr, g_init_hctx_str)) {
+		pr_err("invalid init_hctx fault injection string '%s'\n", g_init_hctx_str);
+		return false;
+	}
+	return true;
+}
+
+/* ---- throttling ---- */
+
+static enum hrtimer_restart nullb_bwtimer_fn(struct hrtimer *timer)
+{
+	struct nullb *nullb = container_of(timer, struct nullb, bw_timer);
+	ktime_t timer_interval = ktime_set(0, NULLB_TIMER_INTERVAL);
+	unsigned int mbps = nullb->dev->mbps;
+
+	/* A whole tick without I/O: stop ticking until the next request. */
+	if (atomic_long_read(&nullb->cur_bytes) == (long)mb_per_tick(mbps))
+		return HRTIMER_NORESTART;
+
+	atomic_long_set(&nullb->cur_bytes, mb_per_tick(mbps));
+	null_start_stopped_hw_queues(nullb);
+
+	hrtimer_forward_now(&nullb->bw_timer, timer_interval);
+	return HRTIMER_RESTART;
+}
+
+static void nullb_setup_bwtimer(struct nullb *nullb)
+{
+	ktime_t timer_interval = ktime_set(0, NULLB_TIMER_INTERVAL);
+
+	hrtimer_setup(&nullb->bw_timer, nullb_bwtimer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	atomic_long_set(&nullb->cur_bytes, mb_per_tick(nullb->dev->mbps));
+	hrtimer_start(&nullb->bw_timer, timer_interval, HRTIMER_MODE_REL);
+}
+
+blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes)
+{
+	blk_status_t sts = BLK_STS_OK;
+
+	if (!hrtimer_active(&nullb->bw_timer))
+		hrtimer_restart(&nullb->bw_timer);
+
+	if (atomic_long_sub_return(bytes, &nullb->cur_bytes) < 0) {
+		null_stop_hw_queues(nullb);
+		/* The timer may have refilled between the sub and the stop. */
+		if (atomic_long_read(&nullb->cur_bytes) > 0)
+			null_start_stopped_hw_queues(nullb);
+		sts = BLK_STS_DEV_RESOURCE;
+	}
+	return sts;
+}
+
+/* ---- devices ---- */
+
+static struct nullb_device *null_alloc_dev(void)
+{
+	struct nullb_device *dev;
+
+	dev = (struct nullb_device *)kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return NULL;
+
+	dev->timeout_config.attr = null_timeout_attr;
+	dev->requeue_config.attr = null_requeue_attr;
+	dev->init_hctx_fault_config.attr = null_init_hctx_attr;
+
+	INIT_LIST_HEAD(&dev->cfs_list);
+	INIT_RADIX_TREE(&dev->data, GFP_ATOMIC);
+	INIT_RADIX_TREE(&dev->cache, GFP_ATOMIC);
+	if (badblocks_init(&dev->badblocks, 0)) {
+		kfree(dev);
+		return NULL;
+	}
+
+	dev->size = g_gb * 1024;
+	dev->completion_nsec = g_completion_nsec;
+	dev->submit_queues = g_submit_queues;
+	dev->prev_submit_queues = g_submit_queues;
+	dev->poll_queues = g_poll_queues;
+	dev->prev_poll_queues = g_poll_queues;
+	dev->home_node = g_home_node;
+	dev->queue_mode = g_queue_mode;
+	dev->blocksize = g_bs;
+	dev->max_sectors = g_max_sectors;
+	dev->irqmode = g_irqmode;
+	dev->hw_queue_depth = g_hw_queue_depth;
+	dev->blocking = g_blocking;
+	dev->memory_backed = g_memory_backed;
+	dev->discard = g_discard;
+	dev->cache_size = g_cache_size;
+	dev->mbps = g_mbps;
+	dev->use_per_node_hctx = g_use_per_node_hctx;
+	dev->zoned = g_zoned;
+	dev->zone_size = g_zone_size;
+	dev->zone_capacity = g_zone_capacity;
+	dev->zone_nr_conv = g_zone_nr_conv;
+	dev->zone_max_open = g_zone_max_open;
+	dev->zone_max_active = g_zone_max_active;
+	dev->zone_append_max_sectors = g_zone_append_max_sectors;
+	dev->zone_full = g_zone_full;
+	dev->virt_boundary = g_virt_boundary;
+	dev->no_sched = g_no_sched;
+	dev->shared_tags = g_shared_tags;
+	dev->shared_tag_bitmap = g_shared_tag_bitmap;
+	dev->fua = g_fua;
+	dev->rotational = g_rotational;
+	return dev;
+}
+
+static void null_free_dev(struct nullb_device *dev)
+{
+	if (!dev)
+		return;
+	badblocks_exit(&dev->badblocks);
+	kfree(dev);
+}
+
+int null_validate_conf(struct nullb_device *dev)
+{
+	if (dev->queue_mode == NULL_Q_RQ) {
+		pr_err("legacy IO path is no longer available\n");
+		return -EINVAL;
+	}
+	if (dev->queue_mode == NULL_Q_BIO) {
+		pr_err("BIO-based IO path is no longer available, using blk-mq instead.\n");
+		dev->queue_mode = NULL_Q_MQ;
+	}
+
+	if (dev->use_per_node_hctx) {
+		if (dev->submit_queues != nr_online_nodes)
+			dev->submit_queues = nr_online_nodes;
+	} else if (dev->submit_queues > nr_cpu_ids) {
+		dev->submit_queues = nr_cpu_ids;
+	} else if (dev->submit_queues == 0) {
+		dev->submit_queues = 1;
+	}
+	dev->prev_submit_queues = dev->submit_queues;
+
+	if (dev->poll_queues > (unsigned int)g_poll_queues)
+		dev->poll_queues = g_poll_queues;
+	dev->prev_poll_queues = dev->poll_queues;
+	dev->irqmode = min_t(unsigned int, dev->irqmode, NULL_IRQ_TIMER);
+
+	/* Memory backing allocates in queue_rq, which must then be allowed to sleep. */
+	if (dev->memory_backed)
+		dev->blocking = true;
+	else
+		dev->cache_size = 0;
+	dev->cache_size = min_t(unsigned long, ULONG_MAX / 1024 / 1024, dev->cache_size);
+	dev->mbps = min_t(unsigned int, 1024 * 40, dev->mbps);
+
+	if (dev->zoned && (!dev->zone_size || !is_power_of_2(dev->zone_size))) {
+		pr_err("zone_size must be power-of-two\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The queue_limits checks blk_mq_alloc_disk() would make (blk_validate_limits)
+ * for what null_blk sets: block size and max_hw_sectors.
+ */
+static int null_validate_limits(struct nullb *nullb)
+{
+	struct nullb_device *dev = nullb->dev;
+	unsigned int max_hw = dev->max_sectors;
+
+	if (dev->blocksize < SECTOR_SIZE || dev->blocksize > PAGE_SIZE ||
+	    !is_power_of_2(dev->blocksize)) {
+		pr_err("invalid blocksize %u (512..%lu, power of two)\n", dev->blocksize,
+		       PAGE_SIZE);
+		return -EINVAL;
+	}
+	if (!max_hw)
+		max_hw = 255; /* BLK_SAFE_MAX_SECTORS */
+	if (max_hw < PAGE_SECTORS) {
+		pr_err("invalid max_sectors %u (at least %u)\n", dev->max_sectors,
+		       (unsigned int)PAGE_SECTORS);
+		return -EINVAL;
+	}
+	nullb->max_hw_sectors = round_down(max_hw, dev->blocksize >> SECTOR_SHIFT);
+	return 0;
+}
+
+static void null_config_discard(struct nullb *nullb)
+{
+	if (nullb->dev->discard == false)
+		return;
+	if (!nullb->dev->memory_backed) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored without memory backing\n");
+		return;
+	}
+	if (nullb->dev->zoned) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored in zoned mode\n");
+	}
+}
+
+/* No CONFIG_BLK_DEV_ZONED here: zoned devices are refused as such kernels do. */
+static int null_init_zoned_dev(struct nullb_device *dev)
+{
+	pr_err("CONFIG_BLK_DEV_ZONED not enabled\n");
+	return -EINVAL;
+}
+
+static int null_ida_alloc(void)
+{
+	unsigned long bit = find_first_zero_bit(nullb_indexes, 1024);
+
+	if (bit >= 1024)
+		return -ENOSPC;
+	__set_bit(bit, nullb_indexes);
+	return bit;
+}
+
+int null_add_dev(struct nullb_device *dev)
+{
+	struct nullb *nullb;
+	int rv;
+
+	rv = null_validate_conf(dev);
+	if (rv)
+		return rv;
+
+	nullb = (struct nullb *)kzalloc(sizeof(*nullb), GFP_KERNEL);
+	if (!nullb)
+		return -ENOMEM;
+	nullb->dev = dev;
+	dev->nullb = nullb;
+	INIT_LIST_HEAD(&nullb->list);
+	spin_lock_init(&nullb->lock);
+
+	rv = null_validate_limits(nullb);
+	if (rv)
+		goto out_free_nullb;
+	null_config_discard(nullb);
+	if (dev->zoned) {
+		rv = null_init_zoned_dev(dev);
+		if (rv)
+			goto out_free_nullb;
+	}
+	if (dev->cache_size > 0)
+		set_bit(NULLB_DEV_FL_CACHE, &dev->flags);
+
+	rv = null_ida_alloc();
+	if (rv < 0)
+		goto out_free_nullb;
+	nullb->index = rv;
+	dev->index = rv;
+
+	if (dev->name[0])
+		snprintf(nullb->disk_name, sizeof(nullb->disk_name), "%s", dev->name);
+	else
+		snprintf(nullb->disk_name, sizeof(nullb->disk_name), "nullb%d", nullb->index);
+	nullb->capacity = ((sector_t)dev->size * SZ_1M) >> SECTOR_SHIFT;
+
+	rv = null_add_dev_blk(nullb);
+	if (rv)
+		goto out_ida_free;
+
+	if (dev->mbps) {
+		set_bit(NULLB_DEV_FL_THROTTLED, &dev->flags);
+		nullb_setup_bwtimer(nullb);
+	}
+
+	list_add_tail(&nullb->list, &nullb_list);
+	pr_info("disk %s created\n", nullb->disk_name);
+	return 0;
+
+out_ida_free:
+	__clear_bit(nullb->index, nullb_indexes);
+out_free_nullb:
+	clear_bit(NULLB_DEV_FL_CACHE, &dev->flags);
+	kfree(nullb);
+	dev->nullb = NULL;
+	return rv;
+}
+
+void null_del_dev(struct nullb *nullb)
+{
+	struct nullb_device *dev;
+
+	if (!nullb)
+		return;
+	dev = nullb->dev;
+
+	__clear_bit(nullb->index, nullb_indexes);
+	list_del_init(&nullb->list);
+
+	null_del_dev_blk(nullb);
+
+	if (test_bit(NULLB_DEV_FL_THROTTLED, &dev->flags)) {
+		hrtimer_cancel(&nullb->bw_timer);
+		atomic_long_set(&nullb->cur_bytes, LONG_MAX);
+		null_start_stopped_hw_queues(nullb);
+		clear_bit(NULLB_DEV_FL_THROTTLED, &dev->flags);
+	}
+
+	if (test_bit(NULLB_DEV_FL_CACHE, &dev->flags)) {
+		null_free_device_storage(dev, true);
+		clear_bit(NULLB_DEV_FL_CACHE, &dev->flags);
+	}
+	kfree(nullb);
+	dev->nullb = NULL;
+}
+
+struct nullb *null_find_dev_by_name(const char *name)
+{
+	struct nullb *nullb = NULL, *nb;
+
+	mutex_lock(&lock);
+	list_for_each_entry(nb, &nullb_list, list) {
+		if (strcmp(nb->disk_name, name) == 0) {
+			nullb = nb;
+			break;
+		}
+	}
+	mutex_unlock(&lock);
+	return nullb;
+}
+
+unsigned int null_nr_devices(void)
+{
+	struct nullb *nb;
+	unsigned int n = 0;
+
+	mutex_lock(&lock);
+	list_for_each_entry(nb, &nullb_list, list)
+		n++;
+	mutex_unlock(&lock);
+	return n;
+}
+
+/* ---- configfs ---- */
+
+static struct nullb_device *null_find_cfs_dev(const char *name)
+{
+	struct nullb_device *dev;
+
+	list_for_each_entry(dev, &nullb_cfs_list, cfs_list)
+		if (strcmp(dev->name, name) == 0)
+			return dev;
+	return NULL;
+}
+
+struct nullb_device *nullb_group_make(const char *name)
+{
+	struct nullb_device *dev;
+
+	if (!name || !name[0] || strlen(name) >= NULLB_DISK_NAME_LEN)
+		return (struct nullb_device *)ERR_PTR(-EINVAL);
+	if (null_find_dev_by_name(name))
+		return (struct nullb_device *)ERR_PTR(-EEXIST);
+	mutex_lock(&lock);
+	if (null_find_cfs_dev(name)) {
+		mutex_unlock(&lock);
+		return (struct nullb_device *)ERR_PTR(-EEXIST);
+	}
+	dev = null_alloc_dev();
+	if (!dev) {
+		mutex_unlock(&lock);
+		return (struct nullb_device *)ERR_PTR(-ENOMEM);
+	}
+	strcpy(dev->name, name);
+	list_add_tail(&dev->cfs_list, &nullb_cfs_list);
+	mutex_unlock(&lock);
+	return dev;
+}
+
+void nullb_group_drop(struct nullb_device *dev)
+{
+	mutex_lock(&lock);
+	if (test_and_clear_bit(NULLB_DEV_FL_UP, &dev->flags)) {
+		dev->power = false;
+		null_del_dev(dev->nullb);
+	}
+	list_del_init(&dev->cfs_list);
+	mutex_unlock(&lock);
+	/* nullb_device_release() */
+	null_free_device_storage(dev, false);
+	null_free_dev(dev);
+}
+
+static int nullb_update_nr_hw_queues(struct nullb_device *dev, unsigned int submit_queues,
+				     unsigned int poll_queues)
+{
+	int nr_hw_queues;
+
+	if (!dev->nullb)
+		return 0;
+	/* At least one submit queue. */
+	if (!submit_queues)
+		return -EINVAL;
+	/* The per-hctx nullb_queue array is sized by these limits. */
+	if (submit_queues > nr_cpu_ids || poll_queues > (unsigned int)g_poll_queues)
+		return -EINVAL;
+
+	dev->prev_submit_queues = dev->submit_queues;
+	dev->prev_poll_queues = dev->poll_queues;
+	dev->submit_queues = submit_queues;
+	dev->poll_queues = poll_queues;
+
+	nr_hw_queues = submit_queues + poll_queues;
+	if (null_update_nr_hw_queues_blk(dev->nullb, nr_hw_queues) != nr_hw_queues) {
+		dev->submit_queues = dev->prev_submit_queues;
+		dev->poll_queues = dev->prev_poll_queues;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int nullb_apply_submit_queues(struct nullb_device *dev, unsigned int submit_queues)
+{
+	int ret;
+
+	mutex_lock(&lock);
+	ret = nullb_update_nr_hw_queues(dev, submit_queues, dev->poll_queues);
+	mutex_unlock(&lock);
+	return ret;
+}
+
+static int nullb_apply_poll_queues(struct nullb_device *dev, unsigned int poll_queues)
+{
+	int ret;
+
+	mutex_lock(&lock);
+	ret = nullb_update_nr_hw_queues(dev, dev->submit_queues, poll_queues);
+	mutex_unlock(&lock);
+	return ret;
+}
+
+enum nullb_attr_type { A_UINT, A_ULONG, A_BOOL, A_POWER, A_BADBLOCKS, A_WO_ZONE };
+
+struct nullb_attr {
+	const char *name;
+	enum nullb_attr_type type;
+	size_t offset;
+	int (*apply)(struct nullb_device *dev, unsigned int new_value);
+};
+
+#define NA(field, type) { #field, type, offsetof(struct nullb_device, field), NULL }
+#define NA_APPLY(field, fn) { #field, A_UINT, offsetof(struct nullb_device, field), fn }
+
+/* Same order as the kernel's nullb_device_attrs[] (so "features" matches). */
+static const struct nullb_attr nullb_device_attrs[] = {
+	{ "badblocks", A_BADBLOCKS, 0, NULL },
+	NA(badblocks_once, A_BOOL),
+	NA(badblocks_partial_io, A_BOOL),
+	NA(blocking, A_BOOL),
+	NA(blocksize, A_UINT),
+	NA(cache_size, A_ULONG),
+	NA(completion_nsec, A_ULONG),
+	NA(discard, A_BOOL),
+	NA(fua, A_BOOL),
+	NA(home_node, A_UINT),
+	NA(hw_queue_depth, A_UINT),
+	NA(index, A_UINT),
+	NA(irqmode, A_UINT),
+	NA(max_sectors, A_UINT),
+	NA(mbps, A_UINT),
+	NA(memory_backed, A_BOOL),
+	NA(no_sched, A_BOOL),
+	NA_APPLY(poll_queues, nullb_apply_poll_queues),
+	{ "power", A_POWER, 0, NULL },
+	NA(queue_mode, A_UINT),
+	NA(rotational, A_BOOL),
+	NA(shared_tag_bitmap, A_BOOL),
+	NA(shared_tags, A_BOOL),
+	NA(size, A_ULONG),
+	NA_APPLY(submit_queues, nullb_apply_submit_queues),
+	NA(use_per_node_hctx, A_BOOL),
+	NA(virt_boundary, A_BOOL),
+	NA(zone_append_max_sectors, A_UINT),
+	NA(zone_capacity, A_ULONG),
+	NA(zone_full, A_BOOL),
+	NA(zone_max_active, A_UINT),
+	NA(zone_max_open, A_UINT),
+	NA(zone_nr_conv, A_UINT),
+	{ "zone_offline", A_WO_ZONE, 0, NULL },
+	{ "zone_readonly", A_WO_ZONE, 0, NULL },
+	NA(zone_size, A_ULONG),
+	NA(zoned, A_BOOL),
+};
+
+static const struct nullb_attr *nullb_find_attr(const char *name)
+{
+	for (const struct nullb_attr &a : nullb_device_attrs)
+		if (strcmp(a.name, name) == 0)
+			return &a;
+	return NULL;
+}
+
+static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *page,
+					size_t count)
+{
+	bool newp = false;
+	ssize_t ret;
+
+	ret = kstrtobool(page, &newp);
+	if (ret < 0)
+		return ret;
+
+	ret = count;
+	mutex_lock(&lock);
+	if (!dev->power && newp) {
+		if (test_and_set_bit(NULLB_DEV_FL_UP, &dev->flags))
+			goto out;
+		ret = null_add_dev(dev);
+		if (ret) {
+			clear_bit(NULLB_DEV_FL_UP, &dev->flags);
+			goto out;
+		}
+		set_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags);
+		dev->power = newp;
+		ret = count;
+	} else if (dev->power && !newp) {
+		if (test_and_clear_bit(NULLB_DEV_FL_UP, &dev->flags)) {
+			dev->power = newp;
+			null_del_dev(dev->nullb);
+		}
+		clear_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags);
+	}
+out:
+	mutex_unlock(&lock);
+	return ret;
+}
+
+/* "+start-end" marks sectors bad, "-start-end" clears them. */
+static ssize_t nullb_device_badblocks_store(struct nullb_device *dev, const char *page,
+					    size_t count)
+{
+	char *orig, *buf, *tmp, *end_p;
+	u64 start, end;
+	int ret;
+
+	orig = kstrndup(page, count, GFP_KERNEL);
+	if (!orig)
+		return -ENOMEM;
+
+	/* strstrip() */
+	buf = orig;
+	while (isspace(*buf))
+		buf++;
+	end_p = buf + strlen(buf);
+	while (end_p > buf && isspace(end_p[-1]))
+		*--end_p = '\0';
+
+	ret = -EINVAL;
+	if (buf[0] != '+' && buf[0] != '-')
+		goto out;
+	tmp = strchr(&buf[1], '-');
+	if (!tmp)
+		goto out;
+	*tmp = '\0';
+	ret = kstrtoull(buf + 1, 0, &start);
+	if (ret)
+		goto out;
+	ret = kstrtoull(tmp + 1, 0, &end);
+	if (ret)
+		goto out;
+	ret = -EINVAL;
+	if (start > end)
+		goto out;
+	/* The first write enables badblocks (shift -1 -> 0). */
+	cmpxchg(&dev->badblocks.shift, -1, 0);
+	if (buf[0] == '+') {
+		if (badblocks_set(&dev->badblocks, start, end - start + 1, 1))
+			ret = count;
+	} else if (badblocks_clear(&dev->badblocks, start, end - start + 1)) {
+		ret = count;
+	}
+out:
+	kfree(orig);
+	return ret;
+}
+
+/* "timeout_inject/<knob>" and friends: the fault_config configfs groups. */
+static struct fault_attr *nullb_fault_group(struct nullb_device *dev, const char *attr,
+					    const char **knob)
+{
+	static const struct {
+		const char *group;
+		size_t offset;
+	} groups[] = {
+		{ "timeout_inject/", offsetof(struct nullb_device, timeout_config) },
+		{ "requeue_inject/", offsetof(struct nullb_device, requeue_config) },
+		{ "init_hctx_fault_inject/", offsetof(struct nullb_device, init_hctx_fault_config) },
+	};
+
+	for (const auto &g : groups) {
+		size_t n = strlen(g.group);
+
+		if (strncmp(attr, g.group, n) == 0) {
+			*knob = attr + n;
+			return &((struct nullb_fault_config *)((char *)dev + g.offset))->attr;
+		}
+	}
+	return NULL;
+}
+
+static ssize_t nullb_fault_store(struct fault_attr *fa, const char *knob, const char *page,
+				 size_t count)
+{
+	unsigned long v;
+	int iv, ret;
+
+	if (strcmp(knob, "times") == 0 || strcmp(knob, "space") == 0) {
+		ret = kstrtoint(page, 0, &iv);
+		if (ret)
+			return ret;
+		atomic_set(knob[0] == 't' ? &fa->times : &fa->space, iv);
+		return count;
+	}
+	ret = kstrtoul(page, 0, &v);
+	if (ret)
+		return ret;
+	if (strcmp(knob, "probability") == 0) {
+		if (v > 100)
+			return -EINVAL;
+		fa->probability = v;
+	} else if (strcmp(knob, "interval") == 0) {
+		if (v == 0)
+			return -EINVAL;
+		fa->interval = v;
+	} else if (strcmp(knob, "verbose") == 0) {
+		fa->verbose = v;
+	} else {
+		return -ENOENT;
+	}
+	return count;
+}
+
+static ssize_t nullb_fault_show(struct fault_attr *fa, const char *knob, char *page)
+{
+	if (strcmp(knob, "times") == 0)
+		return snprintf(page, PAGE_SIZE, "%d\n", atomic_read(&fa->times));
+	if (strcmp(knob, "space") == 0)
+		return snprintf(page, PAGE_SIZE, "%d\n", atomic_read(&fa->space));
+	if (strcmp(knob, "probability") == 0)
+		return snprintf(page, PAGE_SIZE, "%lu\n", fa->probability);
+	if (strcmp(knob, "interval") == 0)
+		return snprintf(page, PAGE_SIZE, "%lu\n", fa->interval);
+	if (strcmp(knob, "verbose") == 0)
+		return snprintf(page, PAGE_SIZE, "%lu\n", fa->verbose);
+	return -ENOENT;
+}
+
+ssize_t nullb_attr_store(struct nullb_device *dev, const char *name, const char *page)
+{
+	const struct nullb_attr *a;
+	size_t count = strlen(page);
+	struct fault_attr *fa;
+	const char *knob;
+	void *field;
+	int ret;
+
+	fa = nullb_fault_group(dev, name, &knob);
+	if (fa)
+		return nullb_fault_store(fa, knob, page, count);
+
+	a = nullb_find_attr(name);
+	if (!a)
+		return -ENOENT;
+	field = (char *)dev + a->offset;
+
+	switch (a->type) {
+	case A_POWER:
+		return nullb_device_power_store(dev, page, count);
+	case A_BADBLOCKS:
+		return nullb_device_badblocks_store(dev, page, count);
+	case A_WO_ZONE:
+		/* zone_cond_store(): only meaningful on a zoned device. */
+		return -EINVAL;
+	case A_UINT: {
+		unsigned int v;
+
+		ret = kstrtouint(page, 0, &v);
+		if (ret < 0)
+			return ret;
+		if (a->apply)
+			ret = a->apply(dev, v);
+		else if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
+			ret = -EBUSY;
+		if (ret < 0)
+			return ret;
+		*(unsigned int *)field = v;
+		return count;
+	}
+	case A_ULONG: {
+		unsigned long v;
+
+		ret = kstrtoul(page, 0, &v);
+		if (ret < 0)
+			return ret;
+		if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
+			return -EBUSY;
+		*(unsigned long *)field = v;
+		return count;
+	}
+	case A_BOOL: {
+		bool v;
+
+		ret = kstrtobool(page, &v);
+		if (ret < 0)
+			return ret;
+		if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
+			return -EBUSY;
+		*(bool *)field = v;
+		return count;
+	}
+	}
+	return -EINVAL;
+}
+
+ssize_t nullb_attr_show(struct nullb_device *dev, const char *name, char *page)
+{
+	const struct nullb_attr *a;
+	struct fault_attr *fa;
+	const char *knob;
+	void *field;
+
+	fa = nullb_fault_group(dev, name, &knob);
+	if (fa)
+		return nullb_fault_show(fa, knob, page);
+
+	a = nullb_find_attr(name);
+	if (!a)
+		return -ENOENT;
+	field = (char *)dev + a->offset;
+
+	switch (a->type) {
+	case A_POWER:
+		return snprintf(page, PAGE_SIZE, "%u\n", dev->power);
+	case A_BADBLOCKS:
+		return badblocks_show(&dev->badblocks, page, 0);
+	case A_WO_ZONE:
+		return -EPERM;
+	case A_UINT:
+		return snprintf(page, PAGE_SIZE, "%u\n", *(unsigned int *)field);
+	case A_ULONG:
+		return snprintf(page, PAGE_SIZE, "%lu\n", *(unsigned long *)field);
+	case A_BOOL:
+		return snprintf(page, PAGE_SIZE, "%u\n", *(bool *)field);
+	}
+	return -EINVAL;
+}
+
+ssize_t nullb_group_features_show(char *page)
+{
+	size_t left = PAGE_SIZE, written = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nullb_device_attrs); i++) {
+		char delimiter = i + 1 == ARRAY_SIZE(nullb_device_attrs) ? '\n' : ',';
+		int ret = snprintf(page + written, left, "%s%c", nullb_device_attrs[i].name,
+				   delimiter);
+
+		if ((size_t)ret >= left) {
+			WARN_ONCE(1, "Too many null_blk features to print\n");
+			memset(page, 0, PAGE_SIZE);
+			return -ENOBUFS;
+		}
+		left -= ret;
+		written += ret;
+	}
+	return written;
+}
+
+/* ---- module init/exit ---- */
+
+static int null_create_dev(void)
+{
+	struct nullb_device *dev;
+	int ret;
+
+	dev = null_alloc_dev();
+	if (!dev)
+		return -ENOMEM;
+	mutex_lock(&lock);
+	ret = null_add_dev(dev);
+	mutex_unlock(&lock);
+	if (ret) {
+		null_free_dev(dev);
+		return ret;
+	}
+	return 0;
+}
+
+static void null_destroy_dev(struct nullb *nullb)
+{
+	struct nullb_device *dev = nullb->dev;
+
+	null_del_dev(nullb);
+	null_free_device_storage(dev, false);
+	null_free_dev(dev);
+}
+
+int null_init(void)
+{
+	struct nullb *nullb;
+	unsigned int i;
+	int ret;
+
+	if (g_bs > (int)PAGE_SIZE) {
+		pr_warn("invalid block size\n");
+		pr_warn("defaults block size to %lu\n", PAGE_SIZE);
+		g_bs = PAGE_SIZE;
+	}
+	if (g_home_node != NUMA_NO_NODE && g_home_node >= (int)nr_online_nodes) {
+		pr_err("invalid home_node value\n");
+		g_home_node = NUMA_NO_NODE;
+	}
+	if (!null_setup_fault())
+		return -EINVAL;
+	if (g_queue_mode == NULL_Q_RQ) {
+		pr_err("legacy IO path is no longer available\n");
+		return -EINVAL;
+	}
+	if (g_use_per_node_hctx) {
+		if (g_submit_queues != (int)nr_online_nodes) {
+			pr_warn("submit_queues param is set to %u.\n", nr_online_nodes);
+			g_submit_queues = nr_online_nodes;
+		}
+	} else if (g_submit_queues > (int)nr_cpu_ids) {
+		g_submit_queues = nr_cpu_ids;
+	} else if (g_submit_queues <= 0) {
+		g_submit_queues = 1;
+	}
+
+	for (i = 0; i < nr_devices; i++) {
+		ret = null_create_dev();
+		if (ret)
+			goto err_dev;
+	}
+	pr_info("module loaded\n");
+	return 0;
+
+err_dev:
+	mutex_lock(&lock);
+	while (!list_empty(&nullb_list)) {
+		nullb = list_entry(nullb_list.next, struct nullb, list);
+		null_destroy_dev(nullb);
+	}
+	mutex_unlock(&lock);
+	return ret;
+}
+
+void null_exit(void)
+{
+	struct nullb *nullb;
+
+	/* configfs_unregister_subsystem(): drop every configfs device first. */
+	while (!list_empty(&nullb_cfs_list))
+		nullb_group_drop(list_first_entry(&nullb_cfs_list, struct nullb_device, cfs_list));
+
+	mutex_lock(&lock);
+	while (!list_empty(&nullb_list)) {
+		nullb = list_entry(nullb_list.next, struct nullb, list);
+		null_destroy_dev(nullb);
+	}
+	mutex_unlock(&lock);
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// blk_types/bio/bvec helpers and the badblocks table.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <vector>
+
+#include <uk/linux/badblocks.h>
+#include <uk/linux/bio.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/slab.h>
+
+#include "testmain.h"
+
+namespace {
+
+TEST(BlkStatus, ErrnoMapping) {
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_OK), 0);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_NOTSUPP), -EOPNOTSUPP);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_TIMEOUT), -ETIMEDOUT);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_NOSPC), -ENOSPC);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_RESOURCE), -ENOMEM);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_DEV_RESOURCE), -EBUSY);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_AGAIN), -EAGAIN);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_IOERR), -EIO);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_OFFLINE), -ENODEV);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_DURATION_LIMIT), -ETIME);
+  EXPECT_EQ(blk_status_to_errno(BLK_STS_INVAL), -EINVAL);
+  // Round trip for every defined status.
+  for (blk_status_t s : std::initializer_list<blk_status_t>{BLK_STS_OK, BLK_STS_NOTSUPP, BLK_STS_TIMEOUT, BLK_STS_NOSPC,
+                         BLK_STS_TRANSPORT, BLK_STS_TARGET, BLK_STS_RESV_CONFLICT,
+                         BLK_STS_MEDIUM, BLK_STS_PROTECTION, BLK_STS_RESOURCE, BLK_STS_IOERR,
+                         BLK_STS_DM_REQUEUE, BLK_STS_AGAIN, BLK_STS_DEV_RESOURCE,
+                         BLK_STS_ZONE_OPEN_RESOURCE, BLK_STS_ZONE_ACTIVE_RESOURCE,
+                         BLK_STS_OFFLINE, BLK_STS_DURATION_LIMIT, BLK_STS_INVAL}) {
+    EXPECT_EQ(errno_to_blk_status(blk_status_to_errno(s)), s) << int(s);
+  }
+  EXPECT_EQ(errno_to_blk_status(-E2BIG), BLK_STS_IOERR);  // unknown errno
+  EXPECT_STREQ(blk_status_to_str(BLK_STS_TIMEOUT), "timeout");
+  EXPECT_TRUE(op_is_write(REQ_OP_WRITE));
+  EXPECT_FALSE(op_is_write(REQ_OP_READ));
+  EXPECT_TRUE(op_is_write(REQ_OP_DISCARD));
+  EXPECT_TRUE(op_is_sync(REQ_OP_WRITE | REQ_FUA));
+  EXPECT_FALSE(blk_path_error(BLK_STS_MEDIUM));
+  EXPECT_TRUE(blk_path_error(BLK_STS_TRANSPORT));
+}
+
+TEST(Bio, SegmentsSplitAtPageBoundaries) {
+  long before = uk::kmalloc_nr_allocated();
+  // Two page-aligned pages + an unaligned tail buffer.
+  alignas(4096) static char buf[3 * 4096];
+  struct bio *bio = bio_alloc(nullptr, 4, REQ_OP_WRITE, GFP_KERNEL);
+  ASSERT_NE(bio, nullptr);
+  EXPECT_EQ(bio_alloc(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL), nullptr);
+
+  bio->bi_iter.bi_sector = 8;
+  // 6000 bytes starting 1000 bytes into page 0: one multi-page bvec.
+  bio_add_virt_nofail(bio, buf + 1000, 6000);
+  // Contiguous continuation merges into the same bvec.
+  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 7000), 100, offset_in_page(buf + 7000)), 100);
+  EXPECT_EQ(bio->bi_vcnt, 1);
+  // Non-contiguous: new bvec.
+  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 9000), 200, offset_in_page(buf + 9000)), 200);
+  EXPECT_EQ(bio->bi_vcnt, 2);
+  EXPECT_EQ(bio->bi_iter.bi_size, 6300u);
+
+  std::vector<std::pair<char *, unsigned>> segs;
+  struct bio_vec bv;
+  struct bvec_iter iter;
+  bio_for_each_segment(bv, bio, iter) segs.push_back({(char *)bvec_virt(&bv), bv.bv_len});
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(segs[0].first, buf + 1000);
+  EXPECT_EQ(segs[0].second, 4096u - 1000);
+  EXPECT_EQ(segs[1].first, buf + 4096);
+  EXPECT_EQ(segs[1].second, 7100u - 4096);
+  EXPECT_EQ(segs[2].first, buf + 9000);
+  EXPECT_EQ(segs[2].second, 200u);
+
+  unsigned n = 0;
+  bio_for_each_bvec(bv, bio, iter) n++;
+  EXPECT_EQ(n, 2u);
+
+  memset(buf, 0x5a, sizeof(buf));
+  zero_fill_bio(bio);
+  EXPECT_EQ(buf[999], 0x5a);
+  EXPECT_EQ(buf[1000], 0);
+  EXPECT_EQ(buf[7099], 0);
+  EXPECT_EQ(buf[7100], 0x5a);
+  EXPECT_EQ(buf[9199], 0);
+
+  bio_advance(bio, 512);
+  EXPECT_EQ(bio->bi_iter.bi_sector, 9u);
+  EXPECT_EQ(bio->bi_iter.bi_size, 6300u - 512);
+  EXPECT_EQ(bio_data(bio), buf + 1512);
+  bio_put(bio);
+  EXPECT_EQ(uk::kmalloc_nr_allocated(), before);
+}
+
+int g_endio_calls;
+blk_status_t g_endio_status;
+void TestEndIo(struct bio *bio) {
+  g_endio_calls++;
+  g_endio_status = bio->bi_status;
+}
+
+TEST(Bio, ChainCompletesParentLast) {
+  long before = uk::kmalloc_nr_allocated();
+  g_endio_calls = 0;
+  struct bio *parent = bio_alloc(nullptr, 0, REQ_OP_READ, GFP_KERNEL);
+  parent->bi_end_io = TestEndIo;
+  struct bio *a = bio_alloc(nullptr, 0, REQ_OP_READ, GFP_KERNEL);
+  struct bio *b = bio_alloc(nullptr, 0, REQ_OP_READ, GFP_KERNEL);
+  bio_chain(a, parent);
+  bio_chain(b, parent);
+  bio_endio(parent);  // the parent's own part
+  EXPECT_EQ(g_endio_calls, 0);
+  b->bi_status = BLK_STS_MEDIUM;
+  bio_endio(b);
+  EXPECT_EQ(g_endio_calls, 0);
+  bio_endio(a);
+  EXPECT_EQ(g_endio_calls, 1);
+  EXPECT_EQ(g_endio_status, BLK_STS_MEDIUM);  // child error propagated
+  bio_put(parent);
+  EXPECT_EQ(uk::kmalloc_nr_allocated(), before);
+}
+
+class BadblocksTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(badblocks_init(&bb_, 1), 0); }
+  void TearDown() override { badblocks_exit(&bb_); }
+  int Check(sector_t s, sector_t n) { return badblocks_check(&bb_, s, n, &first_, &len_); }
+  std::string Show() {
+    std::string page(PAGE_SIZE, '\0');
+    ssize_t n = badblocks_show(&bb_, page.data(), 0);
+    return page.substr(0, n);
+  }
+  struct badblocks bb_;
+  sector_t first_ = 0, len_ = 0;
+};
+
+TEST_F(BadblocksTest, SetCheckClear) {
+  EXPECT_EQ(Check(0, 1000), 0);
+  EXPECT_TRUE(badblocks_set(&bb_, 100, 10, 1));
+  EXPECT_EQ(Check(0, 100), 0);
+  EXPECT_EQ(Check(110, 5), 0);
+  EXPECT_EQ(Check(105, 1), 1);
+  EXPECT_EQ(Check(0, 101), 1);
+  EXPECT_EQ(first_, 100u);
+  EXPECT_EQ(len_, 10u);
+  EXPECT_TRUE(badblocks_set(&bb_, 200, 5, 0));
+  EXPECT_EQ(Check(0, 1000), -1);
+  EXPECT_EQ(first_, 100u);
+  EXPECT_EQ(bb_.unacked_exist, 1);
+  EXPECT_EQ(Show(), "100 10\n200 5\n");
+  // Adjacent, same ack: merged.
+  EXPECT_TRUE(badblocks_set(&bb_, 110, 5, 1));
+  EXPECT_EQ(Show(), "100 15\n200 5\n");
+  // Clear the middle: split.
+  EXPECT_TRUE(badblocks_clear(&bb_, 104, 2));
+  EXPECT_EQ(Show(), "100 4\n106 9\n200 5\n");
+  EXPECT_EQ(Check(104, 2), 0);
+  EXPECT_TRUE(badblocks_clear(&bb_, 0, 1000));
+  EXPECT_EQ(Show(), "");
+  EXPECT_EQ(bb_.count, 0);
+  EXPECT_EQ(bb_.unacked_exist, 0);
+}
+
+TEST_F(BadblocksTest, LongRangesSplitAndOverlapAck) {
+  EXPECT_TRUE(badblocks_set(&bb_, 0, 1300, 1));
+  EXPECT_EQ(bb_.count, 3);  // 512 + 512 + 276
+  EXPECT_EQ(Show(), "0 512\n512 512\n1024 276\n");
+  // Unacked overlap makes the overlapped part unacked only.
+  EXPECT_TRUE(badblocks_set(&bb_, 1200, 200, 0));
+  EXPECT_EQ(Check(0, 1200), 1);
+  EXPECT_EQ(Check(1250, 10), -1);
+  EXPECT_EQ(Check(1350, 10), -1);
+  ack_all_badblocks(&bb_);  // changed: the kernel leaves it alone
+  bb_.changed = 0;
+  ack_all_badblocks(&bb_);
+  EXPECT_EQ(Check(0, 2000), 1);
+}
+
+TEST_F(BadblocksTest, ShiftRounding) {
+  bb_.shift = 3;  // 4 KiB blocks
+  EXPECT_TRUE(badblocks_set(&bb_, 9, 1, 1));  // rounds out to [8, 16)
+  EXPECT_EQ(Show(), "8 8\n");
+  EXPECT_EQ(Check(15, 1), 1);
+  EXPECT_EQ(first_, 8u);
+  EXPECT_EQ(len_, 8u);
+  EXPECT_TRUE(badblocks_clear(&bb_, 9, 7));  // rounds in: nothing cleared
+  EXPECT_EQ(Check(8, 8), 1);
+  EXPECT_TRUE(badblocks_clear(&bb_, 8, 8));
+  EXPECT_EQ(Check(0, 100), 0);
+}
+
+TEST_F(BadblocksTest, DisabledAndFull) {
+  bb_.shift = -1;
+  EXPECT_FALSE(badblocks_set(&bb_, 1, 1, 1));
+  EXPECT_FALSE(badblocks_clear(&bb_, 1, 1));
+  bb_.shift = 0;
+  // Fill the table with isolated sectors.
+  for (unsigned i = 0; i < MAX_BADBLOCKS; i++) ASSERT_TRUE(badblocks_set(&bb_, i * 2, 1, 1));
+  EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS);
+  EXPECT_FALSE(badblocks_set(&bb_, 100000, 1, 1));  // no room
+  EXPECT_EQ(Check(100000, 1), 0);                    // unchanged
+  EXPECT_TRUE(badblocks_set(&bb_, 1, 1, 1));          // merges 0,1,2: fewer entries
+  EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS - 1);
+}
+
+TEST_F(BadblocksTest, RandomAgainstModel) {
+  std::mt19937_64 rng(42);
+  std::map<sector_t, int> model;  // sector -> 1 acked, 2 unacked
+  for (int round = 0; round < 300; round++) {
+    sector_t s = rng() % 3000, n = 1 + rng() % 700;
+    int op = rng() % 3;
+    if (op < 2) {
+      ASSERT_TRUE(badblocks_set(&bb_, s, n, op == 0));
+      for (sector_t x = s; x < s + n; x++) {
+        int v = op == 0 ? 1 : 2;
+        auto it = model.find(x);
+        if (it != model.end() && it->second == 2) v = 2;
+        model[x] = v;
+      }
+    } else {
+      ASSERT_TRUE(badblocks_clear(&bb_, s, n));
+      for (sector_t x = s; x < s + n; x++) model.erase(x);
+    }
+    for (int q = 0; q < 5; q++) {
+      sector_t qs = rng() % 3800, qn = 1 + rng() % 64;
+      int want = 0;
+      sector_t want_first = 0;
+      for (sector_t x = qs; x < qs + qn; x++) {
+        auto it = model.find(x);
+        if (it == model.end()) continue;
+        if (want == 0) want_first = x;
+        if (want != -1) want = it->second == 2 ? -1 : 1;
+      }
+      int got = Check(qs, qn);
+      ASSERT_EQ(got, want) << round;
+      if (got) {
+        EXPECT_LE(first_, want_first);
+        EXPECT_GT(first_ + len_, want_first);
+      }
+    }
+  }
+}
+
+}  // namespace
