@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Percpu reference counts (lib/percpu-refcount.c). See
+// <uk/linux/percpu-refcount.h> for the model and docs/readme/rcu.md.
+//
+// Port notes:
+//  - percpu_count_ptr is read locklessly by the fast paths, so every access
+//    here is a READ_ONCE/WRITE_ONCE (relaxed atomic) or the release store
+//    of __percpu_ref_switch_to_percpu(); writers hold percpu_ref_switch_lock
+//    as in the kernel (the confirmation callback aside, as in the kernel).
+//  - percpu_ref_switch_waitq is a futex on a wake-up sequence number rather
+//    than a wait_queue_head: it has one condition (->confirm_switch cleared)
+//    and must work from the RCU callback thread without the task layer.
+#include <climits>
+
+#include <uk/linux/percpu-refcount.h>
+#include <uk/linux/slab.h>
+#include <uk/linux/spinlock.h>
+#include <uk/shim/futex.h>
+
+#define PERCPU_COUNT_BIAS (1LU << (BITS_PER_LONG - 1))
+
+static DEFINE_SPINLOCK(percpu_ref_switch_lock);
+
+/* percpu_ref_switch_waitq: waiters sleep on the sequence number. */
+static std::atomic<uint32_t> percpu_ref_switch_seq;
+static std::atomic<int> percpu_ref_switch_waiters;
+
+static void percpu_ref_switch_wake_all(void)
+{
+	percpu_ref_switch_seq.fetch_add(1, std::memory_order_seq_cst);
+	if (percpu_ref_switch_waiters.load(std::memory_order_seq_cst))
+		uk::futex_wake(&percpu_ref_switch_seq, INT_MAX);
+}
+
+static bool percpu_ref_switch_done(struct percpu_ref_data *data)
+{
+	/* Pairs with the release store in percpu_ref_call_confirm_rcu(). */
+	return __atomic_load_n(&data->confirm_switch, __ATOMIC_ACQUIRE) == NULL;
+}
+
+/*
+ * Sleeps until the switch on @data is confirmed. With @locked, the caller
+ * holds percpu_ref_switch_lock with interrupts off (wait_event_lock_irq());
+ * it is dropped while sleeping.
+ */
+static void percpu_ref_switch_wait(struct percpu_ref_data *data, bool locked)
+{
+	for (;;) {
+		/* Read the sequence before the condition: a wake-up after the
+		 * check changes it and the futex wait returns at once. */
+		uint32_t seq = percpu_ref_switch_seq.load(std::memory_order_seq_cst);
+
+		if (percpu_ref_switch_done(data))
+			return;
+		percpu_ref_switch_waiters.fetch_add(1, std::memory_order_seq_cst);
+		if (locked)
+			spin_unlock_irq(&percpu_ref_switch_lock);
+		if (!percpu_ref_switch_done(data))
+			uk::futex_wait(&percpu_ref_switch_seq, seq);
+		if (locked)
+			spin_lock_irq(&percpu_ref_switch_lock);
+		percpu_ref_switch_waiters.fetch_sub(1, std::memory_order_relaxed);
+	}
+}
+
+static unsigned long __percpu *percpu_count_ptr(struct percpu_ref *ref)
+{
+	return (unsigned long __percpu *)(READ_ONCE(ref->percpu_count_ptr) &
+					  ~(unsigned long)__PERCPU_REF_ATOMIC_DEAD);
+}
+
+/**
+ * percpu_ref_init - initialize a percpu refcount
+ * @ref: percpu_ref to initialize
+ * @release: function called when the count drops to zero
+ * @flags: PERCPU_REF_INIT_* flags
+ * @gfp: allocation mask
+ *
+ * The ref starts with one reference, in percpu mode unless @flags say
+ * otherwise. Returns 0 or -ENOMEM.
+ */
+int percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release, unsigned int flags,
+		    gfp_t gfp)
+{
+	size_t align = max_t(size_t, 1 << __PERCPU_REF_FLAG_BITS, __alignof__(unsigned long));
+	unsigned long start_count = 0;
+	unsigned long ptr;
+	struct percpu_ref_data *data;
+
+	ptr = (unsigned long)(void *)__alloc_percpu_gfp(sizeof(unsigned long), align, gfp);
+	if (!ptr) {
+		ref->percpu_count_ptr = 0;
+		ref->data = NULL;
+		return -ENOMEM;
+	}
+
+	data = kzalloc(sizeof(*ref->data), gfp);
+	if (!data) {
+		free_percpu((void *)ptr);
+		ref->percpu_count_ptr = 0;
+		ref->data = NULL;
+		return -ENOMEM;
+	}
+
+	data->force_atomic = flags & PERCPU_REF_INIT_ATOMIC;
+	data->allow_reinit = flags & PERCPU_REF_ALLOW_REINIT;
+
+	if (flags & (PERCPU_REF_INIT_ATOMIC | PERCPU_REF_INIT_DEAD)) {
+		ptr |= __PERCPU_REF_ATOMIC;
+		data->allow_reinit = true;
+	} else {
+		start_count += PERCPU_COUNT_BIAS;
+	}
+
+	if (flags & PERCPU_REF_INIT_DEAD)
+		ptr |= __PERCPU_REF_DEAD;
+	else
+		start_count++;
+
+	atomic_long_set(&data->count, start_count);
+
+	data->release = release;
+	data->confirm_switch = NULL;
+	data->ref = ref;
+	ref->data = data;
+	WRITE_ONCE(ref->percpu_count_ptr, ptr);
+	return 0;
+}
+
+static void __percpu_ref_exit(struct percpu_ref *ref)
+{
+	unsigned long __percpu *percpu_count = percpu_count_ptr(ref);
+
+	if (percpu_count) {
+		/* a switch still in flight would use the counters */
+		WARN_ON_ONCE(ref->data && READ_ONCE(ref->data->confirm_switch));
+		free_percpu(percpu_count);
+		WRITE_ONCE(ref->percpu_count_ptr, (unsigned long)__PERCPU_REF_ATOMIC_DEAD);
+	}
+}
+
+/**
+ * percpu_ref_exit - undo percpu_ref_init()
+ * @ref: percpu_ref to exit
+ *
+ * Frees the percpu counters and the out-of-line data. The final count is
+ * kept in @ref so percpu_ref_is_zero() still answers. Legal from the
+ * release callback and on a ref whose init failed.
+ */
+void percpu_ref_exit(struct percpu_ref *ref)
+{
+	struct percpu_ref_data *data = ref->data;
+	unsigned long flags;
+
+	__percpu_ref_exit(ref);
+
+	if (!data)
+		return;
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	WRITE_ONCE(ref->percpu_count_ptr,
+		   READ_ONCE(ref->percpu_count_ptr) |
+			   ((unsigned long)atomic_long_read(&data->count) << __PERCPU_REF_FLAG_BITS));
+	ref->data = NULL;
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+
+	kfree(data);
+}
+
+static void percpu_ref_call_confirm_rcu(struct rcu_head *rcu)
+{
+	struct percpu_ref_data *data = container_of(rcu, struct percpu_ref_data, rcu);
+	struct percpu_ref *ref = data->ref;
+
+	data->confirm_switch(ref);
+	/* Pairs with the acquire in percpu_ref_switch_done(). */
+	__atomic_store_n(&data->confirm_switch, (percpu_ref_func_t *)NULL, __ATOMIC_RELEASE);
+	percpu_ref_switch_wake_all();
+
+	if (!data->allow_reinit)
+		__percpu_ref_exit(ref);
+
+	/* the reference taken by __percpu_ref_switch_to_atomic() */
+	percpu_ref_put(ref);
+}
+
+static void percpu_ref_switch_to_atomic_rcu(struct rcu_head *rcu)
+{
+	struct percpu_ref_data *data = container_of(rcu, struct percpu_ref_data, rcu);
+	struct percpu_ref *ref = data->ref;
+	unsigned long __percpu *percpu_count = percpu_count_ptr(ref);
+	static atomic_t underflows;
+	unsigned long count = 0;
+	int cpu;
+
+	/*
+	 * A grace period has passed since __PERCPU_REF_ATOMIC was set: every
+	 * get/put that saw percpu mode has finished (the RCU read-side
+	 * sections of the fast paths), so the counters are final.
+	 */
+	for_each_possible_cpu(cpu)
+		count += READ_ONCE(*per_cpu_ptr(percpu_count, cpu));
+
+	/* Add the percpu sum and drop the bias in one go, so that the count
+	 * cannot hit zero half way. */
+	atomic_long_add((long)count - PERCPU_COUNT_BIAS, &data->count);
+
+	if (WARN_ONCE(atomic_long_read(&data->count) <= 0,
+		      "percpu ref (%p) <= 0 (%ld) after switching to atomic\n",
+		      (void *)data->release, atomic_long_read(&data->count)) &&
+	    atomic_inc_return(&underflows) < 4)
+		pr_err("%s(): percpu_ref underflow\n", __func__);
+
+	/* @ref now looks atomic to every CPU: confirm the switch */
+	percpu_ref_call_confirm_rcu(rcu);
+}
+
+static void percpu_ref_noop_confirm_switch(struct percpu_ref *ref)
+{
+}
+
+static void __percpu_ref_switch_to_atomic(struct percpu_ref *ref,
+					  percpu_ref_func_t *confirm_switch)
+{
+	if (READ_ONCE(ref->percpu_count_ptr) & __PERCPU_REF_ATOMIC) {
+		if (confirm_switch)
+			confirm_switch(ref);
+		return;
+	}
+
+	/* from percpu to atomic: new gets/puts go to data->count from now on */
+	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) | __PERCPU_REF_ATOMIC);
+
+	/* a non-NULL ->confirm_switch marks the switch as in flight */
+	WRITE_ONCE(ref->data->confirm_switch,
+		   confirm_switch ? confirm_switch : percpu_ref_noop_confirm_switch);
+
+	percpu_ref_get(ref); /* dropped after the confirmation */
+	call_rcu_hurry(&ref->data->rcu, percpu_ref_switch_to_atomic_rcu);
+}
+
+static void __percpu_ref_switch_to_percpu(struct percpu_ref *ref)
+{
+	unsigned long __percpu *percpu_count = percpu_count_ptr(ref);
+	int cpu;
+
+	BUG_ON(!percpu_count);
+
+	if (!(READ_ONCE(ref->percpu_count_ptr) & __PERCPU_REF_ATOMIC))
+		return;
+
+	if (WARN_ON_ONCE(!ref->data->allow_reinit))
+		return;
+
+	atomic_long_add(PERCPU_COUNT_BIAS, &ref->data->count);
+
+	/*
+	 * Zero the counters, then clear __PERCPU_REF_ATOMIC with a release
+	 * store: pairs with the acquire load in __ref_is_percpu(), so a CPU
+	 * that sees percpu mode also sees the zeroes.
+	 */
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(*per_cpu_ptr(percpu_count, cpu), 0UL);
+
+	smp_store_release(&ref->percpu_count_ptr,
+			  READ_ONCE(ref->percpu_count_ptr) & ~(unsigned long)__PERCPU_REF_ATOMIC);
+}
+
+static void __percpu_ref_switch_mode(struct percpu_ref *ref, percpu_ref_func_t *confirm_switch)
+{
+	struct percpu_ref_data *data = ref->data;
+
+	lockdep_assert_held(&percpu_ref_switch_lock);
+
+	/*
+	 * A previous switch to atomic must be confirmed first. Callers that
+	 * know none is in flight may call this from any context.
+	 */
+	percpu_ref_switch_wait(data, true);
+
+	if (data->force_atomic || percpu_ref_is_dying(ref))
+		__percpu_ref_switch_to_atomic(ref, confirm_switch);
+	else
+		__percpu_ref_switch_to_percpu(ref);
+}
+
+/**
+ * percpu_ref_switch_to_atomic - switch a percpu_ref to atomic mode
+ * @ref: percpu_ref to switch
+ * @confirm_switch: optional callback, called once the switch is complete
+ *
+ * The ref stays atomic until percpu_ref_switch_to_percpu(). The switch
+ * completes after an RCU grace period; @confirm_switch then runs from the
+ * RCU callback and must not sleep. May block while an earlier switch is
+ * still in flight.
+ */
+void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *confirm_switch)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+
+	ref->data->force_atomic = true;
+	__percpu_ref_switch_mode(ref, confirm_switch);
+
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+}
+
+/**
+ * percpu_ref_switch_to_atomic_sync - switch to atomic mode and wait for it
+ * @ref: percpu_ref to switch
+ */
+void percpu_ref_switch_to_atomic_sync(struct percpu_ref *ref)
+{
+	percpu_ref_switch_to_atomic(ref, NULL);
+	might_sleep();
+	percpu_ref_switch_wait(ref->data, false);
+}
+
+/**
+ * percpu_ref_switch_to_percpu - switch a percpu_ref back to percpu mode
+ * @ref: percpu_ref to switch
+ *
+ * Undoes percpu_ref_switch_to_atomic() and PERCPU_REF_INIT_ATOMIC. A dying
+ * ref switches only when it is reinited. May block while a switch to
+ * atomic is in flight.
+ */
+void percpu_ref_switch_to_percpu(struct percpu_ref *ref)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+
+	ref->data->force_atomic = false;
+	__percpu_ref_switch_mode(ref, NULL);
+
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+}
+
+/**
+ * percpu_ref_kill_and_confirm - drop the initial ref and schedule confirmation
+ * @ref: percpu_ref to kill
+ * @confirm_kill: optional callback, once no CPU can take a live reference
+ *
+ * Marks @ref dead, switches it to atomic mode and puts the initial
+ * reference. percpu_ref_tryget_live() fails on every CPU once
+ * @confirm_kill has been called. No grace period separates the kill from
+ * ->release(): users that need one add it.
+ */
+void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *confirm_kill)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+
+	WARN_ONCE(percpu_ref_is_dying(ref), "%s called more than once on %p!\n", __func__,
+		  (void *)ref->data->release);
+
+	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) | __PERCPU_REF_DEAD);
+	__percpu_ref_switch_mode(ref, confirm_kill);
+	percpu_ref_put(ref);
+
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+}
+
+/**
+ * percpu_ref_is_zero - test whether a percpu refcount reached zero
+ * @ref: percpu_ref to test
+ *
+ * Always false in percpu mode. Also valid after percpu_ref_exit().
+ */
+bool percpu_ref_is_zero(struct percpu_ref *ref)
+{
+	unsigned long __percpu *percpu_count;
+	unsigned long count, flags;
+
+	if (__ref_is_percpu(ref, &percpu_count))
+		return false;
+
+	/* the lock keeps ->data from going away under us */
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	if (ref->data)
+		count = atomic_long_read(&ref->data->count);
+	else
+		count = READ_ONCE(ref->percpu_count_ptr) >> __PERCPU_REF_FLAG_BITS;
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+
+	return count == 0;
+}
+
+/**
+ * percpu_ref_reinit - re-initialize a percpu refcount
+ * @ref: a killed percpu_ref whose count reached zero
+ *
+ * Back to the state after percpu_ref_init() with the same flags. The ref
+ * must have been created with PERCPU_REF_ALLOW_REINIT (or INIT_ATOMIC/
+ * INIT_DEAD) and not exited.
+ */
+void percpu_ref_reinit(struct percpu_ref *ref)
+{
+	WARN_ON_ONCE(!percpu_ref_is_zero(ref));
+
+	percpu_ref_resurrect(ref);
+}
+
+/**
+ * percpu_ref_resurrect - bring a dying percpu_ref back
+ * @ref: percpu_ref to resurrect
+ *
+ * Like percpu_ref_reinit() but without requiring a zero count: takes a new
+ * initial reference and switches back to the mode the flags ask for.
+ */
+void percpu_ref_resurrect(struct percpu_ref *ref)
+{
+	unsigned long __percpu *percpu_count;
+	unsigned long flags;
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+
+	WARN_ON_ONCE(!percpu_ref_is_dying(ref));
+	WARN_ON_ONCE(__ref_is_percpu(ref, &percpu_count));
+
+	WRITE_ONCE(ref->percpu_count_ptr,
+		   READ_ONCE(ref->percpu_count_ptr) & ~(unsigned long)__PERCPU_REF_DEAD);
+	percpu_ref_get(ref);
+	__percpu_ref_switch_mode(ref, NULL);
+
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+}
