@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Completions (include/linux/completion.h, kernel/sched/completion.c): a
+ * count of "done" events and a wait queue whose lock guards it. complete()
+ * adds one and wakes one exclusive waiter; complete_all() saturates the
+ * count (UINT_MAX) and wakes everybody until reinit_completion().
+ */
+#ifndef UK_LINUX_COMPLETION_H
+#define UK_LINUX_COMPLETION_H
+
+#include <uk/linux/wait.h>
+
+struct completion {
+	unsigned int done;
+	wait_queue_head_t wait;
+};
+
+#define COMPLETION_INITIALIZER(work) { 0, __WAIT_QUEUE_HEAD_INITIALIZER((work).wait) }
+#define COMPLETION_INITIALIZER_ONSTACK(work) (*({ init_completion(&(work)); &(work); }))
+#define DECLARE_COMPLETION(work) struct completion work = COMPLETION_INITIALIZER(work)
+#define DECLARE_COMPLETION_ONSTACK(work) DECLARE_COMPLETION(work)
+#define DECLARE_COMPLETION_ONSTACK_MAP(work, map) DECLARE_COMPLETION(work)
+
+static inline void init_completion(struct completion *x)
+{
+	WRITE_ONCE(x->done, 0);
+	init_waitqueue_head(&x->wait);
+}
+
+static inline void reinit_completion(struct completion *x)
+{
+	WRITE_ONCE(x->done, 0);
+}
+
+void wait_for_completion(struct completion *x);
+void wait_for_completion_io(struct completion *x);
+int wait_for_completion_interruptible(struct completion *x);
+int wait_for_completion_killable(struct completion *x);
+int wait_for_completion_state(struct completion *x, unsigned int state);
+unsigned long wait_for_completion_timeout(struct completion *x, unsigned long timeout);
+unsigned long wait_for_completion_io_timeout(struct completion *x, unsigned long timeout);
+long wait_for_completion_interruptible_timeout(struct completion *x, unsigned long timeout);
+long wait_for_completion_killable_timeout(struct completion *x, unsigned long timeout);
+bool try_wait_for_completion(struct completion *x);
+bool completion_done(struct completion *x);
+
+void complete(struct completion *x);
+void complete_on_current_cpu(struct completion *x);
+void complete_all(struct completion *x);
+
+#endif /* UK_LINUX_COMPLETION_H */
