@@ -7,9 +7,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
 
 #include <uk/linux/kernel.h>
 #include <uk/linux/percpu.h>
@@ -28,11 +27,23 @@ class PercpuAllocator {
     std::lock_guard<std::mutex> g(mu_);
     if (base_ == nullptr && !Map()) return nullptr;
     if (size == 0) size = 1;
+    if (align == 0) align = 1;
     size_t block = BlockSize(size, align);
     size_t off;
     auto &list = free_[block];
-    if (!list.empty()) {
-      off = list.back();
+    // A freed block of the right size class may still be too weakly
+    // aligned for this request (it was carved for a smaller alignment).
+    auto fit = list.end();
+    for (auto it = list.end(); it != list.begin();) {
+      --it;
+      if ((*it & (align - 1)) == 0) {
+        fit = it;
+        break;
+      }
+    }
+    if (fit != list.end()) {
+      off = *fit;
+      *fit = list.back();
       list.pop_back();
     } else {
       size_t a = block <= kMaxClass ? std::min<size_t>(block, 64) : 64;
@@ -94,7 +105,7 @@ class PercpuAllocator {
   size_t top_ = 0;
   size_t in_use_ = 0;
   std::map<size_t, std::vector<size_t>> free_;
-  absl::flat_hash_map<size_t, size_t> sizes_;
+  std::unordered_map<size_t, size_t> sizes_;
 };
 
 PercpuAllocator &allocator() {

@@ -4,6 +4,12 @@
 // Counters are per thread: each thread owns one slot per cache and is its
 // only writer, so allocation adds no shared-cacheline traffic; readers sum
 // the live threads' slots plus what exited threads left behind.
+//
+// Like SLUB's per-CPU freelists, each thread keeps a small magazine of free
+// objects per cache, so a kmem_cache_alloc() after a kmem_cache_free() does
+// not reach the allocator. Magazines are flushed at kmem_cache_destroy()
+// and thread exit. Sanitizer builds have none: every object goes back to the
+// allocator at once, so use-after-free is caught.
 #include <malloc.h>
 
 #include <cstdlib>
@@ -17,6 +23,7 @@
 #endif
 
 #include <uk/linux/fault-inject.h>
+#include <uk/linux/irqflags.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 
@@ -35,16 +42,31 @@ namespace {
 constexpr int kMaxCaches = 512;
 constexpr int kKmallocSlot = 0;
 
+#ifdef UKERN_SANITIZER
+constexpr int kMagSize = 0;
+#else
+constexpr int kMagSize = 16;
+#endif
+
+struct Magazine {
+  int n;
+  void *obj[kMagSize > 0 ? kMagSize : 1];
+};
+
 struct Counters {
-  long live[kMaxCaches];
+  long freed[kMaxCaches];
   long total[kMaxCaches];
+  Magazine mag[kMagSize > 0 ? kMaxCaches : 1];
 };
 
 class CounterRegistry {
  public:
   std::mutex mu;
   std::vector<Counters *> threads;
-  Counters exited{};
+  struct {
+    long freed[kMaxCaches];
+    long total[kMaxCaches];
+  } exited{};
   bool used[kMaxCaches] = {true};  // slot 0: kmalloc
 
   int Claim() {
@@ -53,10 +75,10 @@ class CounterRegistry {
       if (!used[i]) {
         used[i] = true;
         for (Counters *c : threads) {
-          __atomic_store_n(&c->live[i], 0, __ATOMIC_RELAXED);
+          __atomic_store_n(&c->freed[i], 0, __ATOMIC_RELAXED);
           __atomic_store_n(&c->total[i], 0, __ATOMIC_RELAXED);
         }
-        exited.live[i] = exited.total[i] = 0;
+        exited.freed[i] = exited.total[i] = 0;
         return i;
       }
     }
@@ -68,11 +90,14 @@ class CounterRegistry {
     used[i] = false;
   }
 
+  // Objects ever allocated (total) or live ones (allocated - freed).
   long Sum(int i, bool total) {
     std::lock_guard<std::mutex> g(mu);
-    long s = total ? exited.total[i] : exited.live[i];
-    for (Counters *c : threads)
-      s += __atomic_load_n(total ? &c->total[i] : &c->live[i], __ATOMIC_RELAXED);
+    long s = exited.total[i] - (total ? 0 : exited.freed[i]);
+    for (Counters *c : threads) {
+      s += __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
+      if (!total) s -= __atomic_load_n(&c->freed[i], __ATOMIC_RELAXED);
+    }
     return s;
   }
 };
@@ -82,47 +107,93 @@ CounterRegistry &registry() {
   return *r;
 }
 
+void backend_free(void *p, size_t size);
+
+// The size backend_free() is told for an object of @s (0: unknown).
+inline size_t free_size(const struct kmem_cache *s) { return s->align > 16 ? 0 : s->object_size; }
+
+// Magazines hold objects of caches that no longer exist only until the
+// destroy that flushes them; caches are looked up here for the flush.
+struct kmem_cache *cache_by_slot[kMaxCaches];
+
+// Empties @c's magazine for @slot. Called with the registry lock held, by
+// the owning thread at exit or by kmem_cache_destroy() (when, by the
+// kernel's rules, no thread uses the cache any more).
+void flush_magazine(Counters *c, int slot) {
+  Magazine &m = c->mag[slot];
+  for (int i = 0; i < m.n; i++) backend_free(m.obj[i], free_size(cache_by_slot[slot]));
+  m.n = 0;
+}
+
 struct ThreadCounters {
-  Counters c{};
-  ThreadCounters() {
+  Counters *c;
+  ThreadCounters() : c(new Counters{}) {
     CounterRegistry &r = registry();
     std::lock_guard<std::mutex> g(r.mu);
-    r.threads.push_back(&c);
+    r.threads.push_back(c);
   }
-  ~ThreadCounters() {
-    CounterRegistry &r = registry();
-    std::lock_guard<std::mutex> g(r.mu);
-    for (int i = 0; i < kMaxCaches; i++) {
-      r.exited.live[i] += c.live[i];
-      r.exited.total[i] += c.total[i];
-    }
-    for (size_t i = 0; i < r.threads.size(); i++) {
-      if (r.threads[i] == &c) {
-        r.threads[i] = r.threads.back();
-        r.threads.pop_back();
-        break;
-      }
-    }
-  }
+  ~ThreadCounters();
 };
 
-thread_local ThreadCounters tls_counters;
+thread_local Counters *tls_ctr;  // trivial TLS: no guard on the fast path
+thread_local bool tls_ctr_dead;
 
-inline void count(int slot, long delta) {
-  Counters &c = tls_counters.c;
-  __atomic_store_n(&c.live[slot], __atomic_load_n(&c.live[slot], __ATOMIC_RELAXED) + delta,
-                   __ATOMIC_RELAXED);
-  if (delta > 0)
-    __atomic_store_n(&c.total[slot],
-                     __atomic_load_n(&c.total[slot], __ATOMIC_RELAXED) + delta,
-                     __ATOMIC_RELAXED);
+ThreadCounters::~ThreadCounters() {
+  CounterRegistry &r = registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  for (int i = 0; i < kMaxCaches; i++) {
+    r.exited.freed[i] += c->freed[i];
+    r.exited.total[i] += c->total[i];
+    if (kMagSize > 0 && c->mag[i].n) flush_magazine(c, i);
+  }
+  for (size_t i = 0; i < r.threads.size(); i++) {
+    if (r.threads[i] == c) {
+      r.threads[i] = r.threads.back();
+      r.threads.pop_back();
+      break;
+    }
+  }
+  delete c;
+  tls_ctr = nullptr;
+  tls_ctr_dead = true;
 }
+
+noinline Counters *counters_slow() {
+  if (tls_ctr_dead) return nullptr;  // called from a later TLS destructor
+  static thread_local ThreadCounters holder;
+  tls_ctr = holder.c;
+  return tls_ctr;
+}
+
+inline Counters *counters() {
+  Counters *c = tls_ctr;
+  return likely(c != nullptr) ? c : counters_slow();
+}
+
+inline void count(Counters *c, int slot, long delta) {
+  if (unlikely(c == nullptr)) {  // thread exiting: straight to the totals
+    CounterRegistry &r = registry();
+    std::lock_guard<std::mutex> g(r.mu);
+    if (delta > 0)
+      r.exited.total[slot] += delta;
+    else
+      r.exited.freed[slot] -= delta;
+    return;
+  }
+  // One update per call: allocations go to total[], frees to freed[]
+  // (live = total - freed), so alloc and free do not chain on one word.
+  long *w = delta > 0 ? &c->total[slot] : &c->freed[slot];
+  __atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) + (delta > 0 ? delta : -delta),
+                   __ATOMIC_RELAXED);
+}
+
+inline void count(int slot, long delta) { count(counters(), slot, delta); }
 
 inline void *backend_alloc(size_t size, size_t align, bool zero) {
 #ifdef UKERN_JEMALLOC
-  int flags = zero ? MALLOCX_ZERO : 0;
-  if (align > 16) flags |= MALLOCX_ALIGN(align);
-  return mallocx(size, flags);
+  // malloc()/calloc() are jemalloc's inlined fast paths; mallocx() is not.
+  if (likely(align <= 16)) return zero ? calloc(1, size) : malloc(size);
+  return mallocx(size, MALLOCX_ALIGN(align) | (zero ? MALLOCX_ZERO : 0));
 #else
   void *p;
   if (align > 16) {
@@ -135,12 +206,13 @@ inline void *backend_alloc(size_t size, size_t align, bool zero) {
 #endif
 }
 
-inline void backend_free(void *p, size_t size) {
+void backend_free(void *p, size_t size) {
 #ifdef UKERN_JEMALLOC
+  // sdallocx() has a sized fast path; free() is the fast unsized one.
   if (size)
     sdallocx(p, size, 0);
   else
-    dallocx(p, 0);
+    free(p);
 #else
   (void)size;
   free(p);
@@ -156,7 +228,14 @@ inline size_t backend_usable(const void *p) {
 }
 
 inline void check_gfp(gfp_t flags) {
-  if (gfpflags_allow_blocking(flags)) might_sleep();
+  // Only the context test is inline; the report is might_sleep()'s.
+  if (gfpflags_allow_blocking(flags) && unlikely(preempt_count() != 0 || irqs_disabled()))
+    might_sleep();
+}
+
+// failslab armed at all? (the cheap test before the out-of-line one)
+inline bool failslab_armed() {
+  return unlikely(atomic_read(&failslab.times) != 0 && READ_ONCE(failslab.probability) != 0);
 }
 
 }  // namespace
@@ -190,6 +269,7 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsign
 	if (align == 0)
 		align = sizeof(void *);
 	s = new kmem_cache{ name, size ? size : 1, align, flags, ctor, index };
+	__atomic_store_n(&uk::cache_by_slot[index], s, __ATOMIC_RELEASE);
 	return s;
 }
 
@@ -205,32 +285,93 @@ void kmem_cache_destroy(struct kmem_cache *s)
 		       s->name.c_str(), live);
 		WARN_ON(1);
 	}
+	{
+		uk::CounterRegistry &r = uk::registry();
+		std::lock_guard<std::mutex> g(r.mu);
+
+		if (uk::kMagSize > 0)
+			for (uk::Counters *c : r.threads)
+				uk::flush_magazine(c, s->index);
+	}
 	uk::registry().Release(s->index);
 	delete s;
 }
 
-uk::any_ptr kmem_cache_alloc(struct kmem_cache *s, gfp_t flags)
+static noinline uk::any_ptr kmem_cache_alloc_slow(struct kmem_cache *s, gfp_t flags)
 {
+	uk::Counters *c;
 	void *p;
 
 	uk::check_gfp(flags);
-	if (unlikely(uk::should_failslab_cache(s->name.c_str(), s->object_size, flags)))
+	if (uk::failslab_armed() &&
+	    uk::should_failslab_cache(s->name.c_str(), s->object_size, flags))
 		return uk::any_ptr{ nullptr };
-	p = uk::backend_alloc(s->object_size, s->align, flags & __GFP_ZERO);
-	if (unlikely(!p))
-		return uk::any_ptr{ nullptr };
+	c = uk::counters();
+	if (uk::kMagSize > 0 && likely(c && c->mag[s->index].n > 0)) {
+		p = c->mag[s->index].obj[--c->mag[s->index].n];
+		if (flags & __GFP_ZERO)
+			memset(p, 0, s->object_size);
+	} else {
+		p = uk::backend_alloc(s->object_size, s->align, flags & __GFP_ZERO);
+		if (unlikely(!p))
+			return uk::any_ptr{ nullptr };
+	}
 	if (s->ctor)
 		s->ctor(p);
-	uk::count(s->index, 1);
+	uk::count(c, s->index, 1);
 	return uk::any_ptr{ p };
+}
+
+/*
+ * The fast path: a plain allocation (no ctor, no zeroing, failslab off, no
+ * context to complain about) served from this thread's magazine. It
+ * touches only thread-local words, like SLUB's per-CPU freelist pop.
+ */
+uk::any_ptr kmem_cache_alloc(struct kmem_cache *s, gfp_t flags)
+{
+	uk::Counters *c = uk::tls_ctr;
+
+	if (uk::kMagSize > 0 && likely(c != nullptr) && !(flags & __GFP_ZERO) && !s->ctor &&
+	    !uk::failslab_armed() &&
+	    !(gfpflags_allow_blocking(flags) && (preempt_count() != 0 || irqs_disabled()))) {
+		uk::Magazine &m = c->mag[s->index];
+
+		if (likely(m.n > 0)) {
+			uk::count(c, s->index, 1);
+			return uk::any_ptr{ m.obj[--m.n] };
+		}
+	}
+	return kmem_cache_alloc_slow(s, flags);
+}
+
+static noinline void kmem_cache_free_slow(struct kmem_cache *s, void *objp)
+{
+	uk::Counters *c = uk::counters();
+
+	uk::count(c, s->index, -1);
+	if (uk::kMagSize > 0 && likely(c && c->mag[s->index].n < uk::kMagSize)) {
+		c->mag[s->index].obj[c->mag[s->index].n++] = objp;
+		return;
+	}
+	uk::backend_free(objp, uk::free_size(s));
 }
 
 void kmem_cache_free(struct kmem_cache *s, void *objp)
 {
+	uk::Counters *c = uk::tls_ctr;
+
 	if (unlikely(!objp))
 		return;
-	uk::count(s->index, -1);
-	uk::backend_free(objp, s->align > 16 ? 0 : s->object_size);
+	if (uk::kMagSize > 0 && likely(c != nullptr)) {
+		uk::Magazine &m = c->mag[s->index];
+
+		if (likely(m.n < uk::kMagSize)) {
+			m.obj[m.n++] = objp;
+			uk::count(c, s->index, -1);
+			return;
+		}
+	}
+	kmem_cache_free_slow(s, objp);
 }
 
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t size, void **p)
@@ -275,7 +416,7 @@ uk::any_ptr __kmalloc(size_t size, gfp_t flags)
 	}
 	if (unlikely(!size))
 		return uk::any_ptr{ ZERO_SIZE_PTR };
-	if (unlikely(uk::should_failslab_cache("kmalloc", size, flags)))
+	if (uk::failslab_armed() && uk::should_failslab_cache("kmalloc", size, flags))
 		return uk::any_ptr{ nullptr };
 	p = uk::backend_alloc(size, ARCH_KMALLOC_MINALIGN, flags & __GFP_ZERO);
 	if (likely(p))

@@ -115,10 +115,19 @@ template <typename T>
 __always_inline T read_once(const T &x)
 {
 	if constexpr (kOnceScalar<T>) {
-		return __atomic_load_n(const_cast<T *>(&x), __ATOMIC_RELAXED);
+		if constexpr (std::is_scalar_v<T>) {
+			return __atomic_load_n(const_cast<T *>(&x), __ATOMIC_RELAXED);
+		} else {
+			/* a small struct: the generic builtin takes it */
+			std::remove_cv_t<T> v;
+			__atomic_load(const_cast<T *>(&x), &v, __ATOMIC_RELAXED);
+			return v;
+		}
 	} else {
 		T v;
-		std::memcpy(&v, const_cast<const volatile T *>(&x), sizeof(T));
+		barrier();
+		std::memcpy((void *)&v, (const void *)&x, sizeof(T));
+		barrier();
 		return v;
 	}
 }
@@ -126,11 +135,19 @@ __always_inline T read_once(const T &x)
 template <typename T, typename V>
 __always_inline void write_once(T &x, V v)
 {
-	if constexpr (kOnceScalar<T>) {
+	if constexpr (std::is_pointer_v<T> && std::is_integral_v<V>) {
+		/* WRITE_ONCE(p, NULL): NULL is an integer once passed in here */
+		__atomic_store_n(&x, reinterpret_cast<T>(v), __ATOMIC_RELAXED);
+	} else if constexpr (kOnceScalar<T> && std::is_scalar_v<T>) {
 		__atomic_store_n(&x, static_cast<T>(v), __ATOMIC_RELAXED);
+	} else if constexpr (kOnceScalar<T>) {
+		T t = v;
+		__atomic_store(&x, &t, __ATOMIC_RELAXED);
 	} else {
 		T t = v;
-		std::memcpy(const_cast<volatile T *>(&x), &t, sizeof(T));
+		barrier();
+		std::memcpy((void *)&x, (const void *)&t, sizeof(T));
+		barrier();
 	}
 }
 
@@ -144,12 +161,17 @@ __always_inline void write_once(T &x, V v)
  * told to look away for the duration of the expression.
  */
 #ifdef UK_TSAN
-#define data_race(expr)                                                   \
-	({                                                                \
-		__tsan_ignore_thread_begin();                             \
-		__typeof__(({ expr; })) __v = ({ expr; });                \
-		__tsan_ignore_thread_end();                               \
-		__v;                                                      \
+namespace uk {
+struct DataRaceScope {
+	DataRaceScope() { __tsan_ignore_thread_begin(); }
+	~DataRaceScope() { __tsan_ignore_thread_end(); }
+};
+} // namespace uk
+/* The scope object ends the ignore after the value is taken; void is fine. */
+#define data_race(expr)                                   \
+	({                                                \
+		::uk::DataRaceScope __uk_dr;              \
+		expr;                                     \
 	})
 #else
 #define data_race(expr) ({ expr; })

@@ -41,7 +41,8 @@ static inline unsigned long find_next_zero_bit(const unsigned long *addr, unsign
 
 		if (unlikely(offset >= size))
 			return size;
-		val = ~__atomic_load_n(addr, __ATOMIC_RELAXED) | ~__UK_GENMASK(size - 1, offset);
+		/* set bits and bits outside [offset, size) are not candidates */
+		val = __atomic_load_n(addr, __ATOMIC_RELAXED) | ~__UK_GENMASK(size - 1, offset);
 		return val == ~0UL ? size : __builtin_ctzl(~val);
 	}
 	return _find_next_zero_bit(addr, size, offset);

@@ -3,6 +3,7 @@
 #ifndef UK_LINUX_LIST_H
 #define UK_LINUX_LIST_H
 
+#include <uk/linux/barrier.h>
 #include <uk/linux/compiler.h>
 #include <uk/linux/container_of.h>
 #include <uk/linux/poison.h>
