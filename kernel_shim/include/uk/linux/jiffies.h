@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * jiffies (include/linux/jiffies.h). HZ is 250. There is no tick: jiffies
+ * is computed from the active clock of <uk/shim/clock.h> on every read,
+ *   jiffies = INITIAL_JIFFIES + clock_now_ns() / TICK_NSEC,
+ * so it follows the virtual clock in tests. As in the kernel, it starts
+ * 5 minutes before the 32-bit wrap (INITIAL_JIFFIES).
+ */
+#ifndef UK_LINUX_JIFFIES_H
+#define UK_LINUX_JIFFIES_H
+
+#include <climits>
+
+#include <uk/linux/time64.h>
+#include <uk/linux/types.h>
+#include <uk/shim/clock.h>
+
+#define HZ 250
+#define USER_HZ 100
+#define CONFIG_HZ HZ
+#define TICK_NSEC ((NSEC_PER_SEC + HZ / 2) / HZ)
+#define TICK_USEC ((USEC_PER_SEC + HZ / 2) / HZ)
+
+#define INITIAL_JIFFIES ((unsigned long)(unsigned int)(-300 * HZ))
+
+static __always_inline unsigned long __uk_jiffies(void)
+{
+	return INITIAL_JIFFIES + (unsigned long)(::uk::clock_now_ns() / TICK_NSEC);
+}
+
+/* Read-only: reads the clock. */
+#define jiffies (__uk_jiffies())
+#define jiffies_64 ((u64)__uk_jiffies())
+
+static inline u64 get_jiffies_64(void)
+{
+	return jiffies_64;
+}
+
+/* Clock nanoseconds at which jiffies reaches @j (0 for j before boot). */
+static inline u64 __uk_jiffies_to_clock_ns(unsigned long j)
+{
+	return (u64)(j - INITIAL_JIFFIES) * TICK_NSEC;
+}
+
+#define time_after(a, b) ((long)((b) - (a)) < 0)
+#define time_before(a, b) time_after(b, a)
+#define time_after_eq(a, b) ((long)((a) - (b)) >= 0)
+#define time_before_eq(a, b) time_after_eq(b, a)
+#define time_in_range(a, b, c) (time_after_eq(a, b) && time_before_eq(a, c))
+#define time_in_range_open(a, b, c) (time_after_eq(a, b) && time_before(a, c))
+#define time_after64(a, b) ((s64)((b) - (a)) < 0)
+#define time_before64(a, b) time_after64(b, a)
+#define time_after_eq64(a, b) ((s64)((a) - (b)) >= 0)
+#define time_before_eq64(a, b) time_after_eq64(b, a)
+#define time_in_range64(a, b, c) (time_after_eq64(a, b) && time_before_eq64(a, c))
+#define time_is_before_jiffies(a) time_after(jiffies, a)
+#define time_is_before_jiffies64(a) time_after64(get_jiffies_64(), a)
+#define time_is_after_jiffies(a) time_before(jiffies, a)
+#define time_is_after_jiffies64(a) time_before64(get_jiffies_64(), a)
+#define time_is_before_eq_jiffies(a) time_after_eq(jiffies, a)
+#define time_is_after_eq_jiffies(a) time_before_eq(jiffies, a)
+
+#define MAX_JIFFY_OFFSET ((LONG_MAX >> 1) - 1)
+#define MAX_SEC_IN_JIFFIES (long)((u64)((u64)MAX_JIFFY_OFFSET * TICK_NSEC) / NSEC_PER_SEC)
+
+static inline unsigned int jiffies_to_msecs(const unsigned long j)
+{
+	return (unsigned int)(j * (MSEC_PER_SEC / HZ));
+}
+
+static inline unsigned int jiffies_to_usecs(const unsigned long j)
+{
+	return (unsigned int)(j * (USEC_PER_SEC / HZ));
+}
+
+static inline u64 jiffies_to_nsecs(const unsigned long j)
+{
+	return (u64)j * TICK_NSEC;
+}
+
+static inline u64 jiffies64_to_nsecs(u64 j)
+{
+	return j * TICK_NSEC;
+}
+
+static inline u64 jiffies64_to_msecs(u64 j)
+{
+	return j * (MSEC_PER_SEC / HZ);
+}
+
+/* HZ divides 1000: round up to whole jiffies, as the kernel does. */
+static inline unsigned long msecs_to_jiffies(const unsigned int m)
+{
+	if ((int)m < 0)
+		return MAX_JIFFY_OFFSET;
+	return (m + (MSEC_PER_SEC / HZ) - 1) / (MSEC_PER_SEC / HZ);
+}
+
+static inline unsigned long usecs_to_jiffies(const unsigned int u)
+{
+	if ((int)u < 0)
+		return MAX_JIFFY_OFFSET;
+	return (u + (USEC_PER_SEC / HZ) - 1) / (USEC_PER_SEC / HZ);
+}
+
+static inline u64 nsecs_to_jiffies64(u64 n)
+{
+	return n / (NSEC_PER_SEC / HZ);
+}
+
+static inline unsigned long nsecs_to_jiffies(u64 n)
+{
+	return (unsigned long)nsecs_to_jiffies64(n);
+}
+
+#define secs_to_jiffies(_secs) (unsigned long)((_secs) * HZ)
+
+static inline unsigned long timespec64_to_jiffies(const struct timespec64 *value)
+{
+	u64 ns = (u64)timespec64_to_ns(value);
+
+	if (value->tv_sec >= MAX_SEC_IN_JIFFIES)
+		return MAX_JIFFY_OFFSET;
+	return (unsigned long)((ns + TICK_NSEC - 1) / TICK_NSEC);
+}
+
+static inline void jiffies_to_timespec64(const unsigned long j, struct timespec64 *value)
+{
+	*value = ns_to_timespec64((s64)((u64)j * TICK_NSEC));
+}
+
+static inline long jiffies_delta_to_msecs(long delta)
+{
+	return jiffies_to_msecs(delta > 0 ? delta : 0);
+}
+
+/* Whole-second rounding (kernel/time/timer.c), without the per-CPU skew. */
+static inline unsigned long round_jiffies(unsigned long j)
+{
+	unsigned long original = j;
+	unsigned long rem = j % HZ;
+
+	if (rem < HZ / 4)
+		j = j - rem;
+	else
+		j = j - rem + HZ;
+	if (time_is_after_jiffies(j))
+		return j;
+	return original;
+}
+
+static inline unsigned long round_jiffies_up(unsigned long j)
+{
+	unsigned long rem = j % HZ;
+
+	return rem ? j - rem + HZ : j;
+}
+
+static inline unsigned long round_jiffies_relative(unsigned long j)
+{
+	unsigned long j0 = jiffies;
+
+	return round_jiffies(j + j0) - j0;
+}
+
+static inline unsigned long round_jiffies_up_relative(unsigned long j)
+{
+	unsigned long j0 = jiffies;
+
+	return round_jiffies_up(j + j0) - j0;
+}
+
+#endif /* UK_LINUX_JIFFIES_H */
