@@ -214,6 +214,10 @@ void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
          cpu);
   give(s, t.held);
   t = saved;
+  // irq_exit(): work this handler raised for the CPU (a softirq, say) runs
+  // now, unless the context we return to masks it.
+  bool masked = t.cpu == cpu && (t.in_irq_ctx || (t.held & (kCpuIrq | kCpuBh)));
+  if (!masked && s.has_pending.load(std::memory_order_acquire)) run_pending(cpu);
 }
 
 void queue_pending(int cpu, bool hard, const std::function<void()> &fn) {

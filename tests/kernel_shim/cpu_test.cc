@@ -171,4 +171,31 @@ TEST_F(CpuTest, SmpCallFunctionSingleRunsOnTarget) {
   EXPECT_EQ(smp_call_function_single(NR_CPUS + 1, [](void *) {}, nullptr, 1), -ENXIO);
 }
 
+TEST_F(CpuTest, SoftirqRaisedInHardirqRunsAtIrqExit) {
+  std::vector<int> order;
+  uk::run_in_hardirq(0, [&] {
+    order.push_back(1);
+    uk::run_in_softirq(0, [&] {
+      EXPECT_TRUE(in_serving_softirq());
+      EXPECT_FALSE(in_irq());
+      order.push_back(3);
+    });
+    order.push_back(2);  // still in the hardirq: the softirq waits
+  });
+  order.push_back(4);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+}
+
+TEST_F(CpuTest, SoftirqRaisedInHardirqWaitsForBhEnable) {
+  uk::pin_thread_to_cpu(0);
+  std::vector<int> order;
+  local_bh_disable();
+  uk::run_in_hardirq(0, [&] {
+    uk::run_in_softirq(0, [&] { order.push_back(2); });
+  });
+  order.push_back(1);  // irq exit found bottom halves off
+  local_bh_enable();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
 }  // namespace
