@@ -1,0 +1,2357 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fs/aio.c in user mode: Linux native AIO contexts, the shared completion
+ * ring, request submission and completion, io_getevents/io_pgetevents and
+ * io_cancel, with the kernel's names, structures and algorithms.
+ *
+ * What stands in for the kernel here:
+ *  - the ring pages: a memfd "arena" mapped once as the kernel alias
+ *    (ctx->ring, what ring_pages are to the kernel) and once more per
+ *    context as the user mapping whose address is the aio_context_t;
+ *  - the process's mm: one aio_mm with ioctx_lock and an RCU-published
+ *    ioctx_table (plus the pre-3.11 list and the radix tree of the
+ *    rejected 2013 patch, selectable by uk::aio::aio_lookup_mode);
+ *  - user memory: copy_{from,to}_user with fault fixup (usercopy.cc);
+ *  - struct file: fds registered with aio_register_file() use their ops
+ *    table, every other fd the host-fd ops (aio_host.cc);
+ *  - sleeping in read_events: a per-thread eventfd woken from aio_complete
+ *    through the aio_waiter min_nr filter, waited on with ppoll() so the
+ *    signal mask is swapped atomically and signals give -EINTR;
+ *  - the system workqueue: aio_wq, a small pool (never a thread per ctx).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <uk/linux/aio.h>
+#include <uk/linux/aio_abi.h>
+#include <uk/linux/aio_fs.h>
+#include <uk/linux/atomic.h>
+#include <uk/linux/completion.h>
+#include <uk/linux/err.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/list.h>
+#include <uk/linux/mutex.h>
+#include <uk/linux/percpu.h>
+#include <uk/linux/radix-tree.h>
+#include <uk/linux/rculist.h>
+#include <uk/linux/rcupdate.h>
+#include <uk/linux/slab.h>
+#include <uk/linux/spinlock.h>
+
+#include "aio_internal.h"
+#include "percpu_ref_compat.h"
+#include "usercopy.h"
+
+#define AIO_RING_MAGIC 0xa10a10a1
+#define AIO_RING_COMPAT_FEATURES 1
+#define AIO_RING_INCOMPAT_FEATURES 0
+#define KIOCB_KEY 0
+#define AIO_PLUG_THRESHOLD 2
+#ifndef UIO_FASTIOV
+#define UIO_FASTIOV 8
+#endif
+#ifndef UIO_MAXIOV
+#define UIO_MAXIOV 1024
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 4096UL
+#endif
+#ifndef PAGE_SHIFT
+#define PAGE_SHIFT 12
+#endif
+#ifndef PAGE_MASK
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+#endif
+#ifndef PFN_UP
+#define PFN_UP(x) (((x) + PAGE_SIZE - 1) >> PAGE_SHIFT)
+#endif
+#ifndef MAX_RW_COUNT
+#define MAX_RW_COUNT (INT_MAX & PAGE_MASK)
+#endif
+#ifndef KTIME_MAX
+#define KTIME_MAX ((s64) ~((u64)1 << 63))
+#endif
+#ifndef NSEC_PER_SEC
+#define NSEC_PER_SEC 1000000000LL
+#endif
+#define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+#ifndef READ
+#define READ 0
+#endif
+#ifndef WRITE
+#define WRITE 1
+#endif
+
+#define RWF_HIPRI 0x00000001
+#define RWF_DSYNC 0x00000002
+#define RWF_SYNC 0x00000004
+#define RWF_NOWAIT 0x00000008
+#define RWF_APPEND 0x00000010
+#define RWF_NOAPPEND 0x00000020
+#define RWF_ATOMIC 0x00000040
+#define RWF_DONTCACHE 0x00000080
+#define RWF_SUPPORTED                                                                       \
+	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | \
+	 RWF_ATOMIC | RWF_DONTCACHE)
+
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & 0x7)
+#define IOPRIO_PRIO_LEVEL(ioprio) ((ioprio) & 0x7)
+#define IOPRIO_NR_LEVELS 8
+enum { IOPRIO_CLASS_NONE, IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE,
+       IOPRIO_CLASS_INVALID = 7 };
+
+#define num_possible_cpus() (nr_cpu_ids)
+
+struct aio_ring {
+	unsigned id; /* kernel internal index number */
+	unsigned nr; /* number of io_events */
+	unsigned head; /* Written to by userland or under ring_lock */
+	unsigned tail;
+
+	unsigned magic;
+	unsigned compat_features;
+	unsigned incompat_features;
+	unsigned header_length; /* size of aio_ring */
+
+	struct io_event io_events[];
+}; /* 32 bytes + ring size */
+static_assert(sizeof(struct aio_ring) == 32, "aio_ring header is ABI");
+
+/* The user mapping is contiguous, so event i simply follows the header. */
+#define AIO_EVENTS_PER_PAGE (PAGE_SIZE / sizeof(struct io_event))
+#define AIO_EVENTS_FIRST_PAGE ((PAGE_SIZE - sizeof(struct aio_ring)) / sizeof(struct io_event))
+#define AIO_EVENTS_OFFSET (AIO_EVENTS_PER_PAGE - AIO_EVENTS_FIRST_PAGE)
+
+struct kioctx_table {
+	struct rcu_head rcu;
+	unsigned nr;
+	struct kioctx __rcu *table[];
+};
+
+struct kioctx_cpu {
+	unsigned reqs_available;
+};
+
+struct ctx_rq_wait {
+	struct completion comp;
+	atomic_t count;
+};
+
+/* ctx->wait: the io_getevents sleepers (see read_events()). */
+struct aio_wait_queue_head {
+	spinlock_t lock;
+	struct list_head head;
+	unsigned nr; /* waiters on head; read locklessly (waitqueue_active) */
+};
+
+struct aio_waiter {
+	struct list_head entry; /* on ctx->wait.head while waiting */
+	int efd;		/* the sleeper's eventfd */
+	size_t min_nr;		/* wake only once this many events are there */
+};
+
+struct kioctx {
+	struct percpu_ref users;
+	atomic_t dead;
+
+	struct percpu_ref reqs;
+
+	unsigned long user_id;
+
+	struct kioctx_cpu __percpu *cpu;
+
+	/*
+	 * For percpu reqs_available, number of slots we move to/from global
+	 * counter at a time:
+	 */
+	unsigned req_batch;
+	/*
+	 * This is what userspace passed to io_setup(), it's not used for
+	 * anything but counting against the global max_reqs quota.
+	 *
+	 * The real limit is nr_events - 1, which will be larger (see
+	 * aio_setup_ring())
+	 */
+	unsigned max_reqs;
+
+	/* Size of ringbuffer, in units of struct io_event */
+	unsigned nr_events;
+
+	unsigned long mmap_base;
+	unsigned long mmap_size;
+
+	struct aio_ring *ring; /* kernel alias of the ring pages */
+	struct aio_ring_area ring_area;
+	long nr_pages;
+
+	struct rcu_head free_rcu;
+	struct aio_work free_work;
+
+	/* signals when all in-flight requests are done */
+	struct ctx_rq_wait *rq_wait;
+
+	struct hlist_node list; /* mm->ioctx_list (LookupMode::kList) */
+	unsigned long rtree_key; /* its key in mm->ioctx_rtree */
+
+	/*
+	 * The four groups below each start a cacheline (the kernel's
+	 * anonymous ____cacheline_aligned_in_smp structs), so submitters,
+	 * cancellers, reapers and completers do not false-share.
+	 *
+	 * reqs_available counts the free slots in the ringbuffer, so it can
+	 * never overflow: taken (if positive) when a kiocb is allocated,
+	 * given back once its io_event has been consumed, and batched
+	 * through the percpu kioctx_cpu counters.
+	 */
+	atomic_t reqs_available ____cacheline_aligned_in_smp;
+
+	spinlock_t ctx_lock ____cacheline_aligned_in_smp;
+	struct list_head active_reqs; /* used for cancellation */
+	unsigned reqs_available_locked; /* ReqsMode::kLocked */
+
+	struct mutex ring_lock ____cacheline_aligned_in_smp;
+	struct aio_wait_queue_head wait;
+
+	unsigned tail ____cacheline_aligned_in_smp;
+	unsigned completed_events;
+	spinlock_t completion_lock;
+
+	unsigned id ____cacheline_aligned_in_smp;
+};
+
+struct fsync_iocb {
+	struct file *file;
+	struct aio_work work;
+	bool datasync;
+};
+
+struct poll_iocb {
+	struct file *file;
+	int pfd; /* the descriptor registered with the poller's epoll */
+	__poll_t events;
+	bool cancelled;
+	bool work_scheduled;
+	bool armed;
+	struct list_head work; /* on the poller's run list */
+};
+
+/*
+ * NOTE! Each of the iocb union members has the file pointer
+ * as the first entry in their struct definition. So you can
+ * access the file pointer through any of the sub-structs,
+ * or directly as just 'ki_filp' in this struct.
+ */
+struct aio_kiocb {
+	union {
+		struct file *ki_filp;
+		struct kiocb rw;
+		struct fsync_iocb fsync;
+		struct poll_iocb poll;
+	};
+
+	struct kioctx *ki_ctx;
+	kiocb_cancel_fn ki_cancel;
+
+	struct io_event ki_res;
+
+	struct list_head ki_list; /* the aio core uses this for cancellation */
+	atomic_t ki_refcnt;
+
+	/* The eventfd to signal (a dup of aio_resfd), or -1. */
+	int ki_eventfd;
+
+	/* Storage for ki_filp when the request targets a host descriptor. */
+	struct file ki_hostfile;
+};
+
+/*------ sysctl variables----*/
+static DEFINE_SPINLOCK(aio_nr_lock);
+unsigned long aio_nr;		/* current system wide number of aio requests */
+unsigned long aio_max_nr = 0x10000; /* system wide maximum number of aio requests */
+/*----end sysctl variables---*/
+
+namespace uk::aio {
+LookupMode aio_lookup_mode = LookupMode::kTable;
+ReqsMode aio_reqs_mode = ReqsMode::kPercpu;
+RefMode aio_ref_mode = RefMode::kPercpu;
+} // namespace uk::aio
+
+using uk::aio::aio_lookup_mode;
+using uk::aio::aio_reqs_mode;
+using uk::aio::aio_ref_mode;
+using uk::aio::LookupMode;
+using uk::aio::ReqsMode;
+using uk::aio::RefMode;
+
+struct mm_struct {
+	spinlock_t ioctx_lock;
+	struct kioctx_table __rcu *ioctx_table;
+	struct hlist_head ioctx_list;	 /* pre-3.11 lookup */
+	struct radix_tree_root ioctx_rtree; /* the 2013 radix-tree lookup */
+};
+
+static struct mm_struct aio_mm;
+static struct kmem_cache *kiocb_cachep;
+static struct kmem_cache *kioctx_cachep;
+static atomic_long_t aio_live_ctx;
+
+struct mm_struct *aio_current_mm(void)
+{
+	return &aio_mm;
+}
+
+static void aio_fork_child(void);
+
+static void aio_setup(void)
+{
+	static std::once_flag once;
+
+	std::call_once(once, [] {
+		unsigned long max = 0;
+		FILE *f;
+
+		uk::aio::usercopy_init();
+		kiocb_cachep = KMEM_CACHE(aio_kiocb, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
+		kioctx_cachep = KMEM_CACHE(kioctx, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
+		spin_lock_init(&aio_mm.ioctx_lock);
+		INIT_HLIST_HEAD(&aio_mm.ioctx_list);
+		INIT_RADIX_TREE(&aio_mm.ioctx_rtree, GFP_ATOMIC);
+		/* The limit is at least the host kernel's. */
+		f = fopen("/proc/sys/fs/aio-max-nr", "r");
+		if (f) {
+			if (fscanf(f, "%lu", &max) == 1 && max > aio_max_nr)
+				aio_max_nr = max;
+			fclose(f);
+		}
+		pthread_atfork(nullptr, nullptr, aio_fork_child);
+	});
+}
+
+/* ------------------------------------------------------------------ */
+/* The ring: pages, the user mapping, and finding a moved mapping.     */
+
+static void aio_free_ring(struct kioctx *ctx)
+{
+	if (ctx->ring) {
+		aio_ring_area_free(&ctx->ring_area);
+		ctx->ring = NULL;
+	}
+}
+
+static int vm_munmap(unsigned long start, size_t len)
+{
+	return munmap((void *)start, len);
+}
+
+/*
+ * Is the user mapping at @addr (still) this context's ring? A cookie is
+ * written through the kernel alias and read back through @addr. Caller
+ * holds ring_lock, which every ring-header writer of ours takes.
+ */
+static bool aio_ring_mapped_at(struct kioctx *ctx, unsigned long addr)
+{
+	struct aio_ring *ring = ctx->ring;
+	unsigned cookie = 0x5eed0000u | (ctx->id & 0xffff), seen = 0;
+	unsigned saved = READ_ONCE(ring->incompat_features);
+	bool same;
+
+	WRITE_ONCE(ring->incompat_features, cookie);
+	same = !copy_from_user(&seen, (void *)(addr + offsetof(struct aio_ring, incompat_features)),
+			       sizeof(seen)) &&
+	       seen == cookie;
+	WRITE_ONCE(ring->incompat_features, saved);
+	return same;
+}
+
+/*
+ * The kernel's aio_ring_mremap() runs from mremap(); here a ring that the
+ * program moved is adopted when its new address is first used: the id in
+ * the header at @ctx_id leads to the ctx, and the cookie check proves that
+ * @ctx_id maps the same pages. The old address stops working, as with
+ * the kernel.
+ */
+static bool aio_ring_mremap(struct kioctx *ctx, unsigned long ctx_id)
+{
+	bool ok = false;
+
+	mutex_lock(&ctx->ring_lock);
+	if (!atomic_read(&ctx->dead) && ctx->user_id != ctx_id &&
+	    aio_ring_mapped_at(ctx, ctx_id)) {
+		WRITE_ONCE(ctx->user_id, ctx_id);
+		ctx->mmap_base = ctx_id;
+		ok = true;
+	} else if (ctx->user_id == ctx_id) {
+		ok = true;
+	}
+	mutex_unlock(&ctx->ring_lock);
+	return ok;
+}
+
+static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
+{
+	struct aio_ring *ring;
+	unsigned long size;
+	long nr_pages;
+	void *user;
+	int err;
+
+	/* Compensate for the ring buffer's head/tail overlap entry */
+	nr_events += 2; /* 1 is required, 2 for good luck */
+
+	size = sizeof(struct aio_ring);
+	size += sizeof(struct io_event) * nr_events;
+
+	nr_pages = PFN_UP(size);
+	if (nr_pages < 0)
+		return -EINVAL;
+
+	err = aio_ring_area_alloc(&ctx->ring_area, nr_pages);
+	if (err)
+		return err;
+	ctx->nr_pages = nr_pages;
+	ctx->ring = (struct aio_ring *)ctx->ring_area.kaddr;
+
+	nr_events = (PAGE_SIZE * nr_pages - sizeof(struct aio_ring)) / sizeof(struct io_event);
+
+	ctx->mmap_size = nr_pages * PAGE_SIZE;
+	user = aio_ring_area_map_user(&ctx->ring_area);
+	if (user == MAP_FAILED) {
+		ctx->mmap_size = 0;
+		aio_free_ring(ctx);
+		return -ENOMEM;
+	}
+	ctx->mmap_base = (unsigned long)user;
+
+	ctx->user_id = ctx->mmap_base;
+	ctx->nr_events = nr_events; /* trusted copy */
+
+	ring = ctx->ring;
+	ring->nr = nr_events; /* user copy */
+	ring->id = ~0U;
+	ring->head = ring->tail = 0;
+	ring->magic = AIO_RING_MAGIC;
+	ring->compat_features = AIO_RING_COMPAT_FEATURES;
+	ring->incompat_features = AIO_RING_INCOMPAT_FEATURES;
+	ring->header_length = sizeof(struct aio_ring);
+
+	return 0;
+}
+
+void kiocb_set_cancel_fn(struct kiocb *iocb, kiocb_cancel_fn cancel)
+{
+	struct aio_kiocb *req;
+	struct kioctx *ctx;
+	unsigned long flags;
+
+	/* Only aio's own read/write requests may be made cancellable. */
+	if (!(iocb->ki_flags & IOCB_AIO_RW))
+		return;
+
+	req = container_of(iocb, struct aio_kiocb, rw);
+
+	if (WARN_ON_ONCE(!list_empty(&req->ki_list)))
+		return;
+
+	ctx = req->ki_ctx;
+
+	spin_lock_irqsave(&ctx->ctx_lock, flags);
+	list_add_tail(&req->ki_list, &ctx->active_reqs);
+	req->ki_cancel = cancel;
+	spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+}
+
+/* ------------------------------------------------------------------ */
+/* Context lifetime.                                                   */
+
+static void free_ioctx(struct aio_work *work)
+{
+	struct kioctx *ctx = container_of(work, struct kioctx, free_work);
+
+	aio_free_ring(ctx);
+	free_percpu(ctx->cpu);
+	percpu_ref_exit(&ctx->reqs);
+	percpu_ref_exit(&ctx->users);
+	mutex_destroy(&ctx->ring_lock);
+	kmem_cache_free(kioctx_cachep, ctx);
+	atomic_long_dec(&aio_live_ctx);
+}
+
+static void free_ioctx_rcu(struct rcu_head *head)
+{
+	struct kioctx *ctx = container_of(head, struct kioctx, free_rcu);
+
+	/* queue_rcu_work(): free_ioctx() runs in process context. */
+	INIT_AIO_WORK(&ctx->free_work, free_ioctx);
+	aio_queue_work(&ctx->free_work);
+}
+
+static void free_ioctx_reqs(struct percpu_ref *ref)
+{
+	struct kioctx *ctx = container_of(ref, struct kioctx, reqs);
+
+	/* At this point we know that there are no any in-flight requests */
+	if (ctx->rq_wait && atomic_dec_and_test(&ctx->rq_wait->count))
+		complete(&ctx->rq_wait->comp);
+
+	/* Synchronize against RCU protected table->table[] dereferences */
+	call_rcu(&ctx->free_rcu, free_ioctx_rcu);
+}
+
+/*
+ * When this function runs, the kioctx has been removed from the "hash table"
+ * and ctx->users has dropped to 0, so we know no more kiocbs can be submitted -
+ * now it's safe to cancel any that need to be.
+ */
+static void free_ioctx_users(struct percpu_ref *ref)
+{
+	struct kioctx *ctx = container_of(ref, struct kioctx, users);
+	struct aio_kiocb *req;
+
+	spin_lock_irq(&ctx->ctx_lock);
+
+	while (!list_empty(&ctx->active_reqs)) {
+		req = list_first_entry(&ctx->active_reqs, struct aio_kiocb, ki_list);
+		req->ki_cancel(&req->rw);
+		list_del_init(&req->ki_list);
+	}
+
+	spin_unlock_irq(&ctx->ctx_lock);
+
+	percpu_ref_kill(&ctx->reqs);
+	percpu_ref_put(&ctx->reqs);
+}
+
+static unsigned long aio_rtree_key(unsigned long user_id)
+{
+	return user_id >> PAGE_SHIFT;
+}
+
+static int ioctx_add_table(struct kioctx *ctx, struct mm_struct *mm)
+{
+	unsigned i, new_nr;
+	struct kioctx_table *table, *old;
+	struct aio_ring *ring;
+	int err;
+
+	/*
+	 * The pre-table lookups. The radix tree allocates its nodes with the
+	 * root's GFP_ATOMIC under ioctx_lock (no preload: a per-CPU preload
+	 * pool would outlive the test's leak check).
+	 */
+	ctx->rtree_key = aio_rtree_key(ctx->user_id);
+	spin_lock(&mm->ioctx_lock);
+	err = radix_tree_insert(&mm->ioctx_rtree, ctx->rtree_key, ctx);
+	if (!err)
+		hlist_add_head_rcu(&ctx->list, &mm->ioctx_list);
+	spin_unlock(&mm->ioctx_lock);
+	if (err)
+		return err;
+
+	spin_lock(&mm->ioctx_lock);
+	table = rcu_dereference_raw(mm->ioctx_table);
+
+	while (1) {
+		if (table)
+			for (i = 0; i < table->nr; i++)
+				if (!rcu_access_pointer(table->table[i])) {
+					ctx->id = i;
+					rcu_assign_pointer(table->table[i], ctx);
+					spin_unlock(&mm->ioctx_lock);
+
+					/*
+					 * While kioctx setup is in progress,
+					 * we are protected from page migration
+					 * changes ring_pages by ->ring_lock.
+					 */
+					ring = ctx->ring;
+					ring->id = ctx->id;
+					return 0;
+				}
+
+		new_nr = (table ? table->nr : 1) * 4;
+		spin_unlock(&mm->ioctx_lock);
+
+		table = (struct kioctx_table *)kzalloc(
+			sizeof(*table) + sizeof(struct kioctx *) * new_nr, GFP_KERNEL);
+		if (!table) {
+			spin_lock(&mm->ioctx_lock);
+			radix_tree_delete(&mm->ioctx_rtree, ctx->rtree_key);
+			hlist_del_rcu(&ctx->list);
+			spin_unlock(&mm->ioctx_lock);
+			return -ENOMEM;
+		}
+
+		table->nr = new_nr;
+
+		spin_lock(&mm->ioctx_lock);
+		old = rcu_dereference_raw(mm->ioctx_table);
+
+		if (!old) {
+			rcu_assign_pointer(mm->ioctx_table, table);
+		} else if (table->nr > old->nr) {
+			memcpy(table->table, old->table, old->nr * sizeof(struct kioctx *));
+
+			rcu_assign_pointer(mm->ioctx_table, table);
+			kfree_rcu(old, rcu);
+		} else {
+			kfree(table);
+			table = old;
+		}
+	}
+}
+
+static void aio_nr_sub(unsigned nr)
+{
+	spin_lock(&aio_nr_lock);
+	if (WARN_ON(aio_nr - nr > aio_nr))
+		aio_nr = 0;
+	else
+		aio_nr -= nr;
+	spin_unlock(&aio_nr_lock);
+}
+
+/* ioctx_alloc
+ *	Allocates and initializes an ioctx.  Returns an ERR_PTR if it failed.
+ */
+static struct kioctx *ioctx_alloc(unsigned nr_events)
+{
+	struct mm_struct *mm = aio_current_mm();
+	struct kioctx *ctx;
+	int err = -ENOMEM;
+
+	/*
+	 * Store the original nr_events -- what userspace passed to io_setup(),
+	 * for counting against the global limit -- before it changes.
+	 */
+	unsigned int max_reqs = nr_events;
+
+	/*
+	 * We keep track of the number of available ringbuffer slots, to prevent
+	 * overflow (reqs_available), and we also use percpu counters for this.
+	 *
+	 * So since up to half the slots might be on other cpu's percpu counters
+	 * and unavailable, double nr_events so userspace sees what they
+	 * expected: additionally, we move req_batch slots to/from percpu
+	 * counters at a time, so make sure that isn't 0:
+	 */
+	nr_events = max(nr_events, num_possible_cpus() * 4);
+	nr_events *= 2;
+
+	/* Prevent overflows */
+	if (nr_events > (0x10000000U / sizeof(struct io_event)))
+		return (struct kioctx *)ERR_PTR(-EINVAL);
+
+	if (!nr_events || (unsigned long)max_reqs > aio_max_nr)
+		return (struct kioctx *)ERR_PTR(-EAGAIN);
+
+	ctx = (struct kioctx *)kmem_cache_zalloc(kioctx_cachep, GFP_KERNEL);
+	if (!ctx)
+		return (struct kioctx *)ERR_PTR(-ENOMEM);
+
+	ctx->max_reqs = max_reqs;
+
+	spin_lock_init(&ctx->ctx_lock);
+	spin_lock_init(&ctx->completion_lock);
+	mutex_init(&ctx->ring_lock);
+	/* Protect against page migration throughout kiotx setup by keeping
+	 * the ring_lock mutex held until setup is complete. */
+	mutex_lock(&ctx->ring_lock);
+	spin_lock_init(&ctx->wait.lock);
+	INIT_LIST_HEAD(&ctx->wait.head);
+
+	INIT_LIST_HEAD(&ctx->active_reqs);
+
+	if (percpu_ref_init(&ctx->users, free_ioctx_users,
+			    aio_ref_mode == RefMode::kAtomic ? PERCPU_REF_INIT_ATOMIC : 0,
+			    GFP_KERNEL))
+		goto err;
+
+	if (percpu_ref_init(&ctx->reqs, free_ioctx_reqs,
+			    aio_ref_mode == RefMode::kAtomic ? PERCPU_REF_INIT_ATOMIC : 0,
+			    GFP_KERNEL))
+		goto err;
+
+	ctx->cpu = alloc_percpu(struct kioctx_cpu);
+	if (!ctx->cpu)
+		goto err;
+
+	err = aio_setup_ring(ctx, nr_events);
+	if (err < 0)
+		goto err;
+
+	atomic_set(&ctx->reqs_available, ctx->nr_events - 1);
+	ctx->reqs_available_locked = ctx->nr_events - 1;
+	ctx->req_batch = (ctx->nr_events - 1) / (num_possible_cpus() * 4);
+	if (ctx->req_batch < 1)
+		ctx->req_batch = 1;
+
+	/* limit the number of system wide aios */
+	spin_lock(&aio_nr_lock);
+	if (aio_nr + ctx->max_reqs > aio_max_nr || aio_nr + ctx->max_reqs < aio_nr) {
+		spin_unlock(&aio_nr_lock);
+		err = -EAGAIN;
+		goto err_ctx;
+	}
+	aio_nr += ctx->max_reqs;
+	spin_unlock(&aio_nr_lock);
+
+	percpu_ref_get(&ctx->users); /* io_setup() will drop this ref */
+	percpu_ref_get(&ctx->reqs);  /* free_ioctx_users() will drop this */
+
+	err = ioctx_add_table(ctx, mm);
+	if (err)
+		goto err_cleanup;
+
+	/* Release the ring_lock mutex now that all setup is complete. */
+	mutex_unlock(&ctx->ring_lock);
+	atomic_long_inc(&aio_live_ctx);
+
+	return ctx;
+
+err_cleanup:
+	aio_nr_sub(ctx->max_reqs);
+err_ctx:
+	atomic_set(&ctx->dead, 1);
+	if (ctx->mmap_size)
+		vm_munmap(ctx->mmap_base, ctx->mmap_size);
+	aio_free_ring(ctx);
+err:
+	mutex_unlock(&ctx->ring_lock);
+	free_percpu(ctx->cpu);
+	percpu_ref_exit(&ctx->reqs);
+	percpu_ref_exit(&ctx->users);
+	kmem_cache_free(kioctx_cachep, ctx);
+	return (struct kioctx *)ERR_PTR(err);
+}
+
+static void aio_wake_up_all(struct kioctx *ctx)
+{
+	struct aio_waiter *curr, *next;
+	u64 one = 1;
+
+	spin_lock(&ctx->wait.lock);
+	list_for_each_entry_safe(curr, next, &ctx->wait.head, entry) {
+		list_del_init(&curr->entry);
+		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
+		if (write(curr->efd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow: it is drained at each wakeup */
+		}
+	}
+	spin_unlock(&ctx->wait.lock);
+}
+
+/* kill_ioctx
+ *	Cancels all outstanding aio requests on an aio context.  Used
+ *	when the processes owning a context have all exited to encourage
+ *	the rapid destruction of the kioctx.
+ */
+static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wait *wait)
+{
+	struct kioctx_table *table;
+
+	spin_lock(&mm->ioctx_lock);
+	if (atomic_xchg(&ctx->dead, 1)) {
+		spin_unlock(&mm->ioctx_lock);
+		return -EINVAL;
+	}
+
+	table = rcu_dereference_raw(mm->ioctx_table);
+	WARN_ON(ctx != rcu_access_pointer(table->table[ctx->id]));
+	RCU_INIT_POINTER(table->table[ctx->id], NULL);
+	hlist_del_rcu(&ctx->list);
+	radix_tree_delete(&mm->ioctx_rtree, ctx->rtree_key);
+	spin_unlock(&mm->ioctx_lock);
+
+	/* free_ioctx_reqs() will do the necessary RCU synchronization */
+	aio_wake_up_all(ctx);
+
+	/*
+	 * It'd be more correct to do this in free_ioctx(), after all
+	 * the outstanding kiocbs have finished - but by then io_destroy
+	 * has already returned, so io_setup() could potentially return
+	 * -EAGAIN with no ioctxs actually in use (as far as userspace
+	 *  could tell).
+	 */
+	aio_nr_sub(ctx->max_reqs);
+
+	if (ctx->mmap_size) {
+		/* Unmap only what is still ours (the program may have moved it). */
+		mutex_lock(&ctx->ring_lock);
+		if (aio_ring_mapped_at(ctx, ctx->mmap_base))
+			vm_munmap(ctx->mmap_base, ctx->mmap_size);
+		mutex_unlock(&ctx->ring_lock);
+	}
+
+	ctx->rq_wait = wait;
+	percpu_ref_kill(&ctx->users);
+	return 0;
+}
+
+/*
+ * exit_aio: called when the last user of mm goes away.  At this point, there is
+ * no way for any new requests to be submited or any of the io_* syscalls to be
+ * called on the context.
+ *
+ * There may be outstanding kiocbs, but free_ioctx() will explicitly wait on
+ * them.
+ */
+void exit_aio(struct mm_struct *mm)
+{
+	struct kioctx_table *table = rcu_dereference_raw(mm->ioctx_table);
+	struct ctx_rq_wait wait;
+	int i, skipped;
+
+	if (!table)
+		return;
+
+	atomic_set(&wait.count, table->nr);
+	init_completion(&wait.comp);
+
+	skipped = 0;
+	for (i = 0; i < (int)table->nr; ++i) {
+		struct kioctx *ctx = rcu_dereference_protected(table->table[i], true);
+
+		if (!ctx) {
+			skipped++;
+			continue;
+		}
+
+		/*
+		 * We don't need to bother with munmap() here - exit_mmap(mm)
+		 * is coming and it'll unmap everything. And we simply can't,
+		 * this is not necessarily our ->mm.
+		 * Since kill_ioctx() uses non-zero ->mmap_size as indicator
+		 * that it needs to unmap the area, just set it to 0.
+		 */
+		ctx->mmap_size = 0;
+		if (kill_ioctx(mm, ctx, &wait))
+			skipped++; /* already being destroyed by io_destroy */
+	}
+
+	if (!atomic_sub_and_test(skipped, &wait.count)) {
+		/* Wait until all IO for the context are done. */
+		wait_for_completion(&wait.comp);
+	}
+
+	RCU_INIT_POINTER(mm->ioctx_table, NULL);
+	kfree_rcu(table, rcu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring-slot accounting.                                               */
+
+static void put_reqs_available(struct kioctx *ctx, unsigned nr)
+{
+	struct kioctx_cpu *kcpu;
+	unsigned long flags;
+
+	if (aio_reqs_mode == ReqsMode::kLocked) {
+		/* Before 3.10: one counter under the context's lock. */
+		spin_lock_irqsave(&ctx->ctx_lock, flags);
+		ctx->reqs_available_locked += nr;
+		spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+		return;
+	}
+
+	local_irq_save(flags);
+	kcpu = this_cpu_ptr(ctx->cpu);
+	kcpu->reqs_available += nr;
+
+	while (kcpu->reqs_available >= ctx->req_batch * 2) {
+		kcpu->reqs_available -= ctx->req_batch;
+		atomic_add(ctx->req_batch, &ctx->reqs_available);
+	}
+
+	local_irq_restore(flags);
+}
+
+static bool __get_reqs_available(struct kioctx *ctx)
+{
+	struct kioctx_cpu *kcpu;
+	bool ret = false;
+	unsigned long flags;
+
+	if (aio_reqs_mode == ReqsMode::kLocked) {
+		spin_lock_irqsave(&ctx->ctx_lock, flags);
+		if (ctx->reqs_available_locked) {
+			ctx->reqs_available_locked--;
+			ret = true;
+		}
+		spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+		return ret;
+	}
+
+	local_irq_save(flags);
+	kcpu = this_cpu_ptr(ctx->cpu);
+	if (!kcpu->reqs_available) {
+		int avail = atomic_read(&ctx->reqs_available);
+
+		do {
+			if (avail < (int)ctx->req_batch)
+				goto out;
+		} while (!atomic_try_cmpxchg(&ctx->reqs_available, &avail,
+					     avail - ctx->req_batch));
+
+		kcpu->reqs_available += ctx->req_batch;
+	}
+
+	ret = true;
+	kcpu->reqs_available--;
+out:
+	local_irq_restore(flags);
+	return ret;
+}
+
+/* refill_reqs_available
+ *	Updates the reqs_available reference counts used for tracking the
+ *	number of free slots in the completion ring.  This can be called
+ *	from aio_complete() (to optimistically update reqs_available) or
+ *	from aio_get_req() (the we're out of events case).  It must be
+ *	called holding ctx->completion_lock.
+ */
+static void refill_reqs_available(struct kioctx *ctx, unsigned head, unsigned tail)
+{
+	unsigned events_in_ring, completed;
+
+	/* Clamp head since userland can write to it. */
+	head %= ctx->nr_events;
+	if (head <= tail)
+		events_in_ring = tail - head;
+	else
+		events_in_ring = ctx->nr_events - (head - tail);
+
+	completed = ctx->completed_events;
+	if (events_in_ring < completed)
+		completed -= events_in_ring;
+	else
+		completed = 0;
+
+	if (!completed)
+		return;
+
+	ctx->completed_events -= completed;
+	put_reqs_available(ctx, completed);
+}
+
+/* user_refill_reqs_available
+ *	Called to refill reqs_available when aio_get_req() encounters an
+ *	out of space in the completion ring.
+ */
+static void user_refill_reqs_available(struct kioctx *ctx)
+{
+	spin_lock_irq(&ctx->completion_lock);
+	if (ctx->completed_events) {
+		struct aio_ring *ring;
+		unsigned head;
+
+		/* Access of ring->head may race with aio_read_events_ring()
+		 * here, but that's okay since whether we read the old version
+		 * or the new version, and either will be valid.  The important
+		 * part is that head cannot pass tail since we prevent
+		 * aio_complete() from updating tail by holding
+		 * ctx->completion_lock.  Even if head is invalid, the check
+		 * against ctx->completed_events below will make sure we do the
+		 * safe/right thing.
+		 */
+		ring = ctx->ring;
+		head = READ_ONCE(ring->head);
+
+		refill_reqs_available(ctx, head, ctx->tail);
+	}
+
+	spin_unlock_irq(&ctx->completion_lock);
+}
+
+static bool get_reqs_available(struct kioctx *ctx)
+{
+	if (__get_reqs_available(ctx))
+		return true;
+	user_refill_reqs_available(ctx);
+	return __get_reqs_available(ctx);
+}
+
+/* aio_get_req
+ *	Allocate a slot for an aio request.
+ * Returns NULL if no requests are free.
+ *
+ * The refcount is initialized to 2 - one for the async op completion,
+ * one for the synchronous code that does this.
+ */
+static inline struct aio_kiocb *aio_get_req(struct kioctx *ctx)
+{
+	struct aio_kiocb *req;
+
+	req = (struct aio_kiocb *)kmem_cache_alloc(kiocb_cachep, GFP_KERNEL);
+	if (unlikely(!req))
+		return NULL;
+
+	if (unlikely(!get_reqs_available(ctx))) {
+		kmem_cache_free(kiocb_cachep, req);
+		return NULL;
+	}
+
+	percpu_ref_get(&ctx->reqs);
+	req->ki_ctx = ctx;
+	INIT_LIST_HEAD(&req->ki_list);
+	atomic_set(&req->ki_refcnt, 2);
+	req->ki_eventfd = -1;
+	req->ki_cancel = NULL;
+	req->ki_filp = NULL;
+	return req;
+}
+
+static struct kioctx *lookup_ioctx_table(struct mm_struct *mm, unsigned long ctx_id)
+{
+	/* user pointer arithmetic stays in integers: the pointer may be bogus */
+	unsigned __user *ring_id = (unsigned __user *)(ctx_id + offsetof(struct aio_ring, id));
+	struct kioctx *ctx, *ret = NULL;
+	struct kioctx_table *table;
+	unsigned id;
+	bool moved = false;
+
+	if (get_user(id, ring_id))
+		return NULL;
+
+	rcu_read_lock();
+	table = rcu_dereference(mm->ioctx_table);
+
+	if (!table || id >= table->nr)
+		goto out;
+
+	ctx = rcu_dereference(table->table[id]);
+	if (ctx && READ_ONCE(ctx->user_id) == ctx_id) {
+		if (percpu_ref_tryget_live(&ctx->users))
+			ret = ctx;
+	} else if (ctx && percpu_ref_tryget_live(&ctx->users)) {
+		/* Maybe the program moved the ring: check outside RCU. */
+		ret = ctx;
+		moved = true;
+	}
+out:
+	rcu_read_unlock();
+	if (moved && !aio_ring_mremap(ret, ctx_id)) {
+		percpu_ref_put(&ret->users);
+		ret = NULL;
+	}
+	return ret;
+}
+
+static struct kioctx *lookup_ioctx(unsigned long ctx_id)
+{
+	struct mm_struct *mm = aio_current_mm();
+	struct kioctx *ctx, *ret = NULL;
+
+	switch (aio_lookup_mode) {
+	case LookupMode::kTable:
+		return lookup_ioctx_table(mm, ctx_id);
+	case LookupMode::kList:
+		/* Before 3.11: walk every context of the process. */
+		rcu_read_lock();
+		hlist_for_each_entry_rcu(ctx, &mm->ioctx_list, list) {
+			if (READ_ONCE(ctx->user_id) == ctx_id) {
+				if (percpu_ref_tryget_live(&ctx->users))
+					ret = ctx;
+				break;
+			}
+		}
+		rcu_read_unlock();
+		return ret;
+	case LookupMode::kRadix:
+		rcu_read_lock();
+		ctx = (struct kioctx *)radix_tree_lookup(&mm->ioctx_rtree, aio_rtree_key(ctx_id));
+		if (ctx && READ_ONCE(ctx->user_id) == ctx_id && percpu_ref_tryget_live(&ctx->users))
+			ret = ctx;
+		rcu_read_unlock();
+		return ret;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion.                                                         */
+
+static inline void iocb_destroy(struct aio_kiocb *iocb)
+{
+	if (iocb->ki_eventfd >= 0)
+		aio_eventfd_put(iocb->ki_eventfd);
+	if (iocb->ki_filp)
+		fput(iocb->ki_filp);
+	percpu_ref_put(&iocb->ki_ctx->reqs);
+	kmem_cache_free(kiocb_cachep, iocb);
+}
+
+/* aio_complete
+ *	Called when the io request on the given iocb is complete.
+ */
+static void aio_complete(struct aio_kiocb *iocb)
+{
+	struct kioctx *ctx = iocb->ki_ctx;
+	struct aio_ring *ring;
+	struct io_event *event;
+	unsigned tail, head, avail;
+	unsigned long flags;
+
+	/*
+	 * Add a completion event to the ring buffer. Must be done holding
+	 * ctx->completion_lock to prevent other code from messing with the tail
+	 * pointer since we might be called from irq context.
+	 */
+	spin_lock_irqsave(&ctx->completion_lock, flags);
+
+	tail = ctx->tail;
+	ring = ctx->ring;
+	event = &ring->io_events[tail];
+
+	if (++tail >= ctx->nr_events)
+		tail = 0;
+
+	*event = iocb->ki_res;
+
+	/*
+	 * The event must be visible before tail: pairs with the acquire load
+	 * of ring->tail in aio_read_events_ring() and in user-space reapers.
+	 */
+	smp_wmb();
+
+	ctx->tail = tail;
+
+	head = READ_ONCE(ring->head);
+	smp_store_release(&ring->tail, tail);
+
+	ctx->completed_events++;
+	if (ctx->completed_events > 1)
+		refill_reqs_available(ctx, head, tail);
+
+	head %= ctx->nr_events;
+	avail = tail >= head ? tail - head : tail + ctx->nr_events - head;
+	spin_unlock_irqrestore(&ctx->completion_lock, flags);
+
+	/*
+	 * Check if the user asked us to deliver the result through an
+	 * eventfd. The eventfd_signal() function is safe to be called
+	 * from IRQ context.
+	 */
+	if (iocb->ki_eventfd >= 0)
+		aio_eventfd_signal(iocb->ki_eventfd);
+
+	/*
+	 * We have to order our ring_info tail store above and test
+	 * of the wait list below outside the wait lock.  This is
+	 * like in wake_up_bit() where clearing a bit has to be
+	 * ordered with the unlocked test. Pairs with the smp_mb() in
+	 * read_events() after the waiter is queued.
+	 */
+	smp_mb();
+
+	if (READ_ONCE(ctx->wait.nr)) {
+		struct aio_waiter *curr, *next;
+		u64 one = 1;
+
+		spin_lock_irqsave(&ctx->wait.lock, flags);
+		list_for_each_entry_safe(curr, next, &ctx->wait.head, entry)
+			if (avail >= curr->min_nr) {
+				list_del_init(&curr->entry);
+				WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
+				if (write(curr->efd, &one, sizeof(one)) < 0) {
+					/* cannot overflow: drained at each wakeup */
+				}
+			}
+		spin_unlock_irqrestore(&ctx->wait.lock, flags);
+	}
+}
+
+static inline void iocb_put(struct aio_kiocb *iocb)
+{
+	if (atomic_dec_and_test(&iocb->ki_refcnt)) {
+		aio_complete(iocb);
+		iocb_destroy(iocb);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Reaping.                                                            */
+
+/* aio_read_events_ring
+ *	Pull an event off of the ioctx's event ring.  Returns the number of
+ *	events fetched
+ */
+static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *event, long nr)
+{
+	struct aio_ring *ring;
+	unsigned head, tail;
+	long ret = 0;
+	int copy_ret;
+
+	mutex_lock(&ctx->ring_lock);
+
+	/* Access to ->ring_pages here is protected by ctx->ring_lock. */
+	ring = ctx->ring;
+	head = READ_ONCE(ring->head);
+	/* Pairs with the release store of ring->tail in aio_complete(). */
+	tail = smp_load_acquire(&ring->tail);
+
+	if (head == tail)
+		goto out;
+
+	head %= ctx->nr_events;
+	tail %= ctx->nr_events;
+
+	while (ret < nr) {
+		long avail;
+
+		avail = (head <= tail ? tail : ctx->nr_events) - head;
+		if (head == tail)
+			break;
+
+		avail = min(avail, nr - ret);
+
+		copy_ret = copy_to_user((void __user *)((uintptr_t)event + ret * sizeof(*event)),
+					ring->io_events + head,
+					sizeof(struct io_event) * avail);
+
+		if (unlikely(copy_ret)) {
+			ret = -EFAULT;
+			goto out;
+		}
+
+		ret += avail;
+		head += avail;
+		head %= ctx->nr_events;
+	}
+
+	WRITE_ONCE(ring->head, head);
+out:
+	mutex_unlock(&ctx->ring_lock);
+
+	return ret;
+}
+
+static bool aio_read_events(struct kioctx *ctx, long min_nr, long nr,
+			    struct io_event __user *event, long *i)
+{
+	long ret = aio_read_events_ring(
+		ctx, (struct io_event __user *)((uintptr_t)event + *i * sizeof(*event)), nr - *i);
+
+	if (ret > 0)
+		*i += ret;
+
+	if (unlikely(atomic_read(&ctx->dead)))
+		ret = -EINVAL;
+
+	if (!*i)
+		*i = ret;
+
+	return ret < 0 || *i >= min_nr;
+}
+
+static s64 aio_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (s64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The sleeping thread's eventfd: made once per thread, closed at its exit. */
+struct aio_thread_efd {
+	int fd = -1;
+	~aio_thread_efd()
+	{
+		if (fd >= 0)
+			close(fd);
+	}
+};
+static thread_local aio_thread_efd aio_sleeper;
+
+static int aio_sleeper_fd(void)
+{
+	if (unlikely(aio_sleeper.fd < 0))
+		aio_sleeper.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return aio_sleeper.fd;
+}
+
+/*
+ * read_events(): the 6.8+ loop with the aio_waiter min_nr filter. The
+ * schedule() of the kernel is a ppoll() on the waiter's eventfd, with the
+ * caller's signal mask (io_pgetevents) swapped in atomically by ppoll and
+ * the relative timeout recomputed from CLOCK_MONOTONIC (the hrtimer).
+ * Returns the count, or -EINTR through *interrupted.
+ */
+static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
+			s64 until, const sigset_t *sigmask, bool *interrupted)
+{
+	struct aio_waiter w;
+	long ret = 0, nr_got = 0;
+	s64 deadline = 0;
+	bool sig = false, timed_out = false;
+	u64 cnt;
+
+	*interrupted = false;
+	aio_read_events(ctx, min_nr, nr, event, &ret);
+	if (until == 0 || ret < 0 || ret >= min_nr)
+		return ret;
+
+	w.efd = aio_sleeper_fd();
+	if (w.efd < 0)
+		return ret ? ret : -ENOMEM;
+	INIT_LIST_HEAD(&w.entry);
+	if (until != KTIME_MAX)
+		deadline = aio_now_ns() + until;
+
+	while (1) {
+		struct pollfd pfd = { .fd = w.efd, .events = POLLIN, .revents = 0 };
+		struct timespec ts, *tsp = NULL;
+		int r;
+
+		/* Updated under the lock: the waker may be reading it. */
+		spin_lock_irq(&ctx->wait.lock);
+		w.min_nr = min_nr - ret;
+		if (list_empty(&w.entry)) {
+			list_add_tail(&w.entry, &ctx->wait.head);
+			WRITE_ONCE(ctx->wait.nr, ctx->wait.nr + 1);
+		}
+		spin_unlock_irq(&ctx->wait.lock);
+		/* Queue before looking at the ring: pairs with smp_mb() in aio_complete(). */
+		smp_mb();
+
+		if (aio_read_events(ctx, min_nr, nr, event, &ret) || sig || timed_out)
+			break;
+
+		if (nr_got == ret) {
+			if (until != KTIME_MAX) {
+				s64 left = deadline - aio_now_ns();
+
+				if (left <= 0) {
+					timed_out = true;
+					continue;
+				}
+				ts.tv_sec = left / NSEC_PER_SEC;
+				ts.tv_nsec = left % NSEC_PER_SEC;
+				tsp = &ts;
+			}
+			r = ppoll(&pfd, 1, tsp, sigmask);
+			if (r < 0 && errno == EINTR)
+				sig = true;
+			if (read(w.efd, &cnt, sizeof(cnt)) < 0) {
+				/* nothing pending */
+			}
+		}
+		nr_got = ret;
+	}
+
+	spin_lock_irq(&ctx->wait.lock);
+	if (!list_empty(&w.entry)) {
+		list_del_init(&w.entry);
+		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
+	}
+	spin_unlock_irq(&ctx->wait.lock);
+	if (read(w.efd, &cnt, sizeof(cnt)) < 0) {
+		/* no stale wakeup */
+	}
+	if (sig && ret == 0)
+		*interrupted = true;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Submission.                                                         */
+
+static void aio_remove_iocb(struct aio_kiocb *iocb)
+{
+	struct kioctx *ctx = iocb->ki_ctx;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->ctx_lock, flags);
+	list_del(&iocb->ki_list);
+	spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+}
+
+static void aio_complete_rw(struct kiocb *kiocb, long res)
+{
+	struct aio_kiocb *iocb = container_of(kiocb, struct aio_kiocb, rw);
+
+	if (!list_empty_careful(&iocb->ki_list))
+		aio_remove_iocb(iocb);
+
+	iocb->ki_res.res = res;
+	iocb->ki_res.res2 = 0;
+	iocb_put(iocb);
+}
+
+static bool aio_capable_prio(void)
+{
+	/* CAP_SYS_NICE (23) or CAP_SYS_ADMIN (21) in the effective set. */
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & ((1ULL << 23) | (1ULL << 21));
+}
+
+static int ioprio_check_cap(int ioprio)
+{
+	int cls = IOPRIO_PRIO_CLASS(ioprio);
+	int level = IOPRIO_PRIO_LEVEL(ioprio);
+
+	switch (cls) {
+	case IOPRIO_CLASS_RT:
+		if (!aio_capable_prio())
+			return -EPERM;
+		fallthrough;
+	case IOPRIO_CLASS_BE:
+		if (level >= IOPRIO_NR_LEVELS)
+			return -EINVAL;
+		break;
+	case IOPRIO_CLASS_IDLE:
+		break;
+	case IOPRIO_CLASS_NONE:
+		if (level)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int kiocb_set_rw_flags(struct kiocb *ki, int flags, int rw_type)
+{
+	if (unlikely(!flags))
+		return 0;
+	if (unlikely(flags & ~RWF_SUPPORTED))
+		return -EOPNOTSUPP;
+	if (unlikely((flags & RWF_APPEND) && (flags & RWF_NOAPPEND)))
+		return -EINVAL;
+	if (flags & RWF_NOWAIT) {
+		if (!(ki->ki_filp->f_mode & FMODE_NOWAIT))
+			return -EOPNOTSUPP;
+		ki->ki_flags |= IOCB_NOIO;
+	}
+	if ((flags & RWF_ATOMIC) && rw_type != WRITE)
+		return -EOPNOTSUPP;
+	if (flags & RWF_HIPRI)
+		ki->ki_flags |= IOCB_HIPRI;
+	if (flags & RWF_DSYNC)
+		ki->ki_flags |= IOCB_DSYNC;
+	if (flags & RWF_SYNC)
+		ki->ki_flags |= IOCB_SYNC | IOCB_DSYNC;
+	if (flags & RWF_APPEND)
+		ki->ki_flags |= IOCB_APPEND;
+	if (flags & RWF_NOWAIT)
+		ki->ki_flags |= IOCB_NOWAIT;
+	ki->ki_rw_flags = flags & ~RWF_HIPRI;
+	return 0;
+}
+
+static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
+{
+	int ret;
+
+	req->ki_complete = aio_complete_rw;
+	req->private_ = NULL;
+	req->ki_pos = iocb->aio_offset;
+	req->ki_flags = IOCB_AIO_RW;
+	req->ki_rw_flags = 0;
+	if (req->ki_filp->f_flags & O_DIRECT)
+		req->ki_flags |= IOCB_DIRECT;
+	if (iocb->aio_flags & IOCB_FLAG_RESFD)
+		req->ki_flags |= IOCB_EVENTFD;
+	if (iocb->aio_flags & IOCB_FLAG_IOPRIO) {
+		/*
+		 * If the IOCB_FLAG_IOPRIO flag of aio_flags is set, then
+		 * aio_reqprio is interpreted as an I/O scheduling
+		 * class and priority.
+		 */
+		ret = ioprio_check_cap(iocb->aio_reqprio);
+		if (ret)
+			return ret;
+
+		req->ki_ioprio = iocb->aio_reqprio;
+	} else {
+		req->ki_ioprio = 0;
+	}
+
+	ret = kiocb_set_rw_flags(req, iocb->aio_rw_flags, rw_type);
+	if (unlikely(ret))
+		return ret;
+
+	req->ki_flags &= ~IOCB_HIPRI; /* no one is going to poll for this I/O */
+	return 0;
+}
+
+static ssize_t aio_setup_rw(int rw, const struct iocb *iocb, struct iovec **iovec, bool vectored,
+			    struct iov_iter *iter)
+{
+	void __user *buf = (void __user *)(uintptr_t)iocb->aio_buf;
+	size_t len = iocb->aio_nbytes;
+	unsigned long nr_segs, i;
+	struct iovec *iov;
+	size_t total = 0;
+
+	if (!vectored) {
+		/* import_ubuf() */
+		if (len > MAX_RW_COUNT)
+			len = MAX_RW_COUNT;
+		if (unlikely(!access_ok(buf, len)))
+			return -EFAULT;
+		(*iovec)[0].iov_base = buf;
+		(*iovec)[0].iov_len = len;
+		iter->iov = *iovec;
+		iter->nr_segs = 1;
+		iter->count = len;
+		*iovec = NULL;
+		return 0;
+	}
+
+	/* __import_iovec() */
+	nr_segs = len;
+	if (nr_segs > UIO_MAXIOV)
+		return -EINVAL;
+	iov = *iovec;
+	if (nr_segs > UIO_FASTIOV) {
+		iov = (struct iovec *)kmalloc_array(nr_segs, sizeof(struct iovec), GFP_KERNEL);
+		if (!iov)
+			return -ENOMEM;
+	}
+	if (nr_segs && copy_from_user(iov, buf, nr_segs * sizeof(struct iovec))) {
+		if (iov != *iovec)
+			kfree(iov);
+		return -EFAULT;
+	}
+	for (i = 0; i < nr_segs; i++) {
+		ssize_t l = iov[i].iov_len;
+
+		if (l < 0) {
+			if (iov != *iovec)
+				kfree(iov);
+			return -EINVAL;
+		}
+		if (!access_ok(iov[i].iov_base, l)) {
+			if (i == 0) {
+				if (iov != *iovec)
+					kfree(iov);
+				return -EFAULT;
+			}
+			nr_segs = i;
+			break;
+		}
+		if ((size_t)l > MAX_RW_COUNT - total) {
+			l = MAX_RW_COUNT - total;
+			iov[i].iov_len = l;
+		}
+		total += l;
+	}
+	iter->iov = iov;
+	iter->nr_segs = nr_segs;
+	iter->count = total;
+	*iovec = iov == *iovec ? NULL : iov;
+	return 0;
+}
+
+static int rw_verify_area(int read_write, struct file *file, long long *ppos, size_t count)
+{
+	long long pos = *ppos;
+
+	if (unlikely((ssize_t)count < 0))
+		return -EINVAL;
+	if (unlikely(pos < 0))
+		return -EINVAL;
+	if (unlikely((long long)(pos + count) < 0))
+		return -EINVAL;
+	return 0;
+}
+
+static inline void aio_rw_done(struct kiocb *req, ssize_t ret)
+{
+	switch (ret) {
+	case -EIOCBQUEUED:
+		break;
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+	case -ERESTARTNOHAND:
+	case -ERESTART_RESTARTBLOCK:
+		/*
+		 * There's no easy way to restart the syscall since other AIO's
+		 * may be already running. Just fail this IO with EINTR.
+		 */
+		ret = -EINTR;
+		fallthrough;
+	default:
+		req->ki_complete(req, ret);
+	}
+}
+
+static int aio_rw(struct aio_kiocb *aiocb, const struct iocb *iocb, bool vectored, int rw)
+{
+	struct iovec inline_vecs[UIO_FASTIOV], *iovec = inline_vecs;
+	struct kiocb *req = &aiocb->rw;
+	struct iov_iter iter;
+	struct file *file;
+	ssize_t ret;
+
+	ret = aio_prep_rw(req, iocb, rw);
+	if (ret)
+		return ret;
+	file = req->ki_filp;
+	if (rw == READ) {
+		if (unlikely(!(file->f_mode & FMODE_READ)))
+			return -EBADF;
+		if (unlikely(!file->f_op->read_iter))
+			return -EINVAL;
+	} else {
+		if (unlikely(!(file->f_mode & FMODE_WRITE)))
+			return -EBADF;
+		if (unlikely(!file->f_op->write_iter))
+			return -EINVAL;
+	}
+
+	ret = aio_setup_rw(rw, iocb, &iovec, vectored, &iter);
+	if (ret < 0)
+		return ret;
+	ret = rw_verify_area(rw, file, &req->ki_pos, iter.count);
+	if (!ret) {
+		if (rw == WRITE)
+			req->ki_flags |= IOCB_WRITE;
+		ret = rw == READ ? file->f_op->read_iter(req, &iter)
+				 : file->f_op->write_iter(req, &iter);
+		/*
+		 * The host implementation finds out some of the kernel's
+		 * submit-time checks only when it tries (no ->read_iter for
+		 * directories, RWF bits the file does not support).
+		 */
+		if (file->f_op == &host_file_operations &&
+		    (ret == -EISDIR || ret == -EOPNOTSUPP)) {
+			ret = ret == -EISDIR ? -EINVAL : -EOPNOTSUPP;
+		} else {
+			aio_rw_done(req, ret);
+			ret = 0;
+		}
+	}
+	kfree(iovec);
+	return ret;
+}
+
+static void aio_fsync_work(struct aio_work *work)
+{
+	struct aio_kiocb *iocb = container_of(work, struct aio_kiocb, fsync.work);
+
+	iocb->ki_res.res = iocb->fsync.file->f_op->fsync(iocb->fsync.file, iocb->fsync.datasync);
+	iocb_put(iocb);
+}
+
+static int aio_fsync(struct fsync_iocb *req, const struct iocb *iocb, bool datasync)
+{
+	if (unlikely(iocb->aio_buf || iocb->aio_offset || iocb->aio_nbytes || iocb->aio_rw_flags))
+		return -EINVAL;
+
+	if (unlikely(!req->file->f_op->fsync || !aio_file_can_fsync(req->file)))
+		return -EINVAL;
+
+	if (aio_file_pin(req->file))
+		return -ENOMEM;
+	req->datasync = datasync;
+	INIT_AIO_WORK(&req->work, aio_fsync_work);
+	aio_queue_work(&req->work);
+	return 0;
+}
+
+/* ---- POLL: the poller thread is the kernel's wait-queue callback and
+ * the work item at once; every poll request's work runs on it. ---- */
+
+struct aio_poller {
+	std::mutex lock;
+	int epfd = -1;
+	int wakefd = -1;
+	bool started = false;
+	struct list_head runq; /* aio_kiocb.poll.work, scheduled works */
+};
+static aio_poller *aio_poller_state;
+
+static void aio_poll_complete_work(struct aio_kiocb *iocb);
+
+static void aio_poller_main(aio_poller *p)
+{
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(p->epfd, evs, 64, -1);
+		LIST_HEAD(local);
+
+		for (int i = 0; i < n; i++) {
+			struct aio_kiocb *iocb = (struct aio_kiocb *)evs[i].data.ptr;
+			struct kioctx *ctx;
+
+			if (!iocb) {
+				u64 cnt;
+
+				if (read(p->wakefd, &cnt, sizeof(cnt)) < 0) {
+					/* spurious */
+				}
+				continue;
+			}
+			/* aio_poll_wake(): schedule the work once. */
+			ctx = iocb->ki_ctx;
+			spin_lock_irq(&ctx->ctx_lock);
+			iocb->poll.armed = false;
+			if (!iocb->poll.work_scheduled) {
+				iocb->poll.work_scheduled = true;
+				std::lock_guard<std::mutex> g(p->lock);
+				list_add_tail(&iocb->poll.work, &p->runq);
+			}
+			spin_unlock_irq(&ctx->ctx_lock);
+		}
+		{
+			std::lock_guard<std::mutex> g(p->lock);
+			list_splice_init(&p->runq, &local);
+		}
+		while (!list_empty(&local)) {
+			struct aio_kiocb *iocb = list_first_entry(&local, struct aio_kiocb, poll.work);
+
+			list_del_init(&iocb->poll.work);
+			aio_poll_complete_work(iocb);
+		}
+	}
+}
+
+static aio_poller *aio_get_poller(void)
+{
+	static std::mutex start_lock;
+	aio_poller *p = __atomic_load_n(&aio_poller_state, __ATOMIC_ACQUIRE);
+
+	if (likely(p))
+		return p;
+	std::lock_guard<std::mutex> g(start_lock);
+	p = aio_poller_state;
+	if (p)
+		return p;
+	p = new aio_poller;
+	INIT_LIST_HEAD(&p->runq);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ev = {};
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev);
+	std::thread(aio_poller_main, p).detach();
+	__atomic_store_n(&aio_poller_state, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* Caller holds ctx_lock. */
+static void aio_poll_schedule_work(struct aio_kiocb *iocb)
+{
+	aio_poller *p = aio_get_poller();
+	u64 one = 1;
+
+	iocb->poll.work_scheduled = true;
+	{
+		std::lock_guard<std::mutex> g(p->lock);
+		list_add_tail(&iocb->poll.work, &p->runq);
+	}
+	if (write(p->wakefd, &one, sizeof(one)) < 0) {
+		/* the poller drains it every round */
+	}
+}
+
+static void aio_poll_complete_work(struct aio_kiocb *iocb)
+{
+	struct poll_iocb *req = &iocb->poll;
+	struct kioctx *ctx = iocb->ki_ctx;
+	aio_poller *p = aio_poller_state;
+	__poll_t mask = 0;
+
+	/*
+	 * Note that ->ki_cancel callers also delete iocb from active_reqs after
+	 * calling ->ki_cancel.  We need the ctx_lock roundtrip here to
+	 * synchronize with them.  In the cancellation case the list_del_init
+	 * itself is not actually needed, but harmless so we keep it in to
+	 * avoid further branches in the fast path.
+	 */
+	/*
+	 * The kernel completes a woken request with the wakeup's key, which
+	 * is not masked by the requested events; the file's whole mask now
+	 * is the closest thing to it.
+	 */
+	if (!READ_ONCE(req->cancelled)) {
+		mask = aio_vfs_poll(req->file);
+		if (!(mask & req->events))
+			mask = 0;
+	}
+
+	spin_lock_irq(&ctx->ctx_lock);
+	if (!mask && !READ_ONCE(req->cancelled)) {
+		/* Not ready: wait again; re-arming reports a level already there. */
+		struct epoll_event ev = {};
+
+		req->work_scheduled = false;
+		req->armed = true;
+		ev.events = req->events | EPOLLONESHOT;
+		ev.data.ptr = iocb;
+		epoll_ctl(p->epfd, EPOLL_CTL_MOD, req->pfd, &ev);
+		spin_unlock_irq(&ctx->ctx_lock);
+		return;
+	}
+	list_del_init(&iocb->ki_list);
+	iocb->ki_res.res = mask;
+	spin_unlock_irq(&ctx->ctx_lock);
+
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, req->pfd, NULL);
+	iocb_put(iocb);
+}
+
+static int aio_poll_cancel(struct kiocb *iocb)
+{
+	struct aio_kiocb *aiocb = container_of(iocb, struct aio_kiocb, rw);
+	struct poll_iocb *req = &aiocb->poll;
+
+	WRITE_ONCE(req->cancelled, true);
+	if (!req->work_scheduled)
+		aio_poll_schedule_work(aiocb);
+
+	return 0;
+}
+
+static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
+{
+	struct kioctx *ctx = aiocb->ki_ctx;
+	struct poll_iocb *req = &aiocb->poll;
+	__poll_t mask;
+	int pfd;
+
+	/* reject any unknown events outside the normal event mask. */
+	if ((u16)iocb->aio_buf != iocb->aio_buf)
+		return -EINVAL;
+	/* reject fields that are not defined for poll */
+	if (iocb->aio_offset || iocb->aio_nbytes || iocb->aio_rw_flags)
+		return -EINVAL;
+
+	/* demangle_poll() is the identity on x86 */
+	req->events = (u16)iocb->aio_buf | EPOLLERR | EPOLLHUP;
+	req->cancelled = false;
+	req->work_scheduled = false;
+	req->armed = false;
+	req->pfd = -1;
+	INIT_LIST_HEAD(&req->work);
+
+	mask = aio_vfs_poll(req->file) & req->events;
+	if (mask) {
+		/* Ready already: complete synchronously. */
+		aiocb->ki_res.res = mask;
+		iocb_put(aiocb);
+		return 0;
+	}
+
+	/* ->poll with a wait queue: register with the poller's epoll. */
+	if (aio_file_poll_fd(req->file) < 0 || aio_file_pin(req->file))
+		return -EINVAL;
+	pfd = aio_file_poll_fd(req->file);
+	req->pfd = pfd;
+
+	aio_poller *p = aio_get_poller();
+	struct epoll_event ev = {};
+
+	ev.events = req->events | EPOLLONESHOT;
+	ev.data.ptr = aiocb;
+	spin_lock_irq(&ctx->ctx_lock);
+	list_add_tail(&aiocb->ki_list, &ctx->active_reqs);
+	aiocb->ki_cancel = aio_poll_cancel;
+	req->armed = true;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, req->pfd, &ev) < 0) {
+		/* No ->poll (EPERM: regular files): the kernel's -EINVAL. */
+		list_del_init(&aiocb->ki_list);
+		aiocb->ki_cancel = NULL;
+		spin_unlock_irq(&ctx->ctx_lock);
+		return -EINVAL;
+	}
+	spin_unlock_irq(&ctx->ctx_lock);
+	return 0;
+}
+
+static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
+			   struct iocb __user *user_iocb, struct aio_kiocb *req)
+{
+	req->ki_filp = aio_fget(iocb->aio_fildes, &req->ki_hostfile);
+	if (unlikely(!req->ki_filp))
+		return -EBADF;
+
+	if (iocb->aio_flags & IOCB_FLAG_RESFD) {
+		int eventfd;
+		/*
+		 * If the IOCB_FLAG_RESFD flag of aio_flags is set, get an
+		 * instance of the file* now. The file descriptor must be
+		 * an eventfd() fd, and will be signaled for each completed
+		 * event using the eventfd_signal() function.
+		 */
+		eventfd = aio_eventfd_ctx_fdget(iocb->aio_resfd);
+		if (eventfd < 0)
+			return eventfd;
+
+		req->ki_eventfd = eventfd;
+	}
+
+	if (unlikely(put_user((u32)KIOCB_KEY,
+			      (u32 __user *)((uintptr_t)user_iocb + offsetof(struct iocb, aio_key))))) {
+		pr_debug("EFAULT: aio_key\n");
+		return -EFAULT;
+	}
+
+	req->ki_res.obj = (u64)(unsigned long)user_iocb;
+	req->ki_res.data = iocb->aio_data;
+	req->ki_res.res = 0;
+	req->ki_res.res2 = 0;
+
+	switch (iocb->aio_lio_opcode) {
+	case IOCB_CMD_PREAD:
+		return aio_rw(req, iocb, false, READ);
+	case IOCB_CMD_PWRITE:
+		return aio_rw(req, iocb, false, WRITE);
+	case IOCB_CMD_PREADV:
+		return aio_rw(req, iocb, true, READ);
+	case IOCB_CMD_PWRITEV:
+		return aio_rw(req, iocb, true, WRITE);
+	case IOCB_CMD_FSYNC:
+		return aio_fsync(&req->fsync, iocb, false);
+	case IOCB_CMD_FDSYNC:
+		return aio_fsync(&req->fsync, iocb, true);
+	case IOCB_CMD_POLL:
+		return aio_poll(req, iocb);
+	default:
+		pr_debug("invalid aio operation %d\n", iocb->aio_lio_opcode);
+		return -EINVAL;
+	}
+}
+
+static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
+{
+	struct aio_kiocb *req;
+	struct iocb iocb;
+	int err;
+
+	if (unlikely(copy_from_user(&iocb, user_iocb, sizeof(iocb))))
+		return -EFAULT;
+
+	/* enforce forwards compatibility on users */
+	if (unlikely(iocb.aio_reserved2)) {
+		pr_debug("EINVAL: reserve field set\n");
+		return -EINVAL;
+	}
+
+	/* prevent overflows */
+	if (unlikely((iocb.aio_buf != (unsigned long)iocb.aio_buf) ||
+		     (iocb.aio_nbytes != (size_t)iocb.aio_nbytes) ||
+		     ((ssize_t)iocb.aio_nbytes < 0))) {
+		pr_debug("EINVAL: overflow check\n");
+		return -EINVAL;
+	}
+
+	req = aio_get_req(ctx);
+	if (unlikely(!req))
+		return -EAGAIN;
+
+	err = __io_submit_one(ctx, &iocb, user_iocb, req);
+
+	/* Done with the synchronous reference */
+	iocb_put(req);
+
+	/*
+	 * If err is 0, we'd either done aio_complete() ourselves or have
+	 * arranged for that to be done asynchronously.  Anything non-zero
+	 * means that we need to destroy req ourselves.
+	 */
+	if (unlikely(err)) {
+		iocb_destroy(req);
+		put_reqs_available(ctx, 1);
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The system calls.                                                   */
+
+/* sys_io_setup:
+ *	Create an aio_context capable of receiving at least nr_events.
+ *	ctxp must not point to an aio_context that already exists, and
+ *	must be initialized to 0 prior to the call.  On successful
+ *	creation of the aio_context, *ctxp is filled in with the resulting
+ *	handle.  May fail with -EINVAL if *ctxp is not initialized,
+ *	if the specified nr_events exceeds internal limits.  May fail
+ *	with -EAGAIN if the specified nr_events exceeds the user's limit
+ *	of available events.  May fail with -ENOMEM if insufficient kernel
+ *	resources are available.  May fail with -EFAULT if an invalid
+ *	pointer is passed for ctxp.  Will fail with -ENOSYS if not
+ *	implemented.
+ */
+extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long __user *ctxp)
+{
+	struct kioctx *ioctx = NULL;
+	unsigned long ctx;
+	long ret;
+
+	aio_setup();
+	ret = get_user(ctx, ctxp);
+	if (unlikely(ret))
+		goto out;
+
+	ret = -EINVAL;
+	if (unlikely(ctx || nr_events == 0)) {
+		pr_debug("EINVAL: ctx %lu nr_events %u\n", ctx, nr_events);
+		goto out;
+	}
+
+	ioctx = ioctx_alloc(nr_events);
+	ret = PTR_ERR(ioctx);
+	if (!IS_ERR(ioctx)) {
+		ret = put_user(ioctx->user_id, ctxp);
+		if (ret)
+			kill_ioctx(aio_current_mm(), ioctx, NULL);
+		percpu_ref_put(&ioctx->users);
+	}
+
+out:
+	return ret;
+}
+
+/* sys_io_destroy:
+ *	Destroy the aio_context specified.  May cancel any outstanding
+ *	AIOs and block on completion.  Will fail with -ENOSYS if not
+ *	implemented.  May fail with -EINVAL if the context pointed to
+ *	is invalid.
+ */
+extern "C" long ukern_io_destroy(unsigned long ctx)
+{
+	struct kioctx *ioctx = lookup_ioctx(ctx);
+
+	if (likely(NULL != ioctx)) {
+		struct ctx_rq_wait wait;
+		int ret;
+
+		init_completion(&wait.comp);
+		atomic_set(&wait.count, 1);
+
+		/* Pass requests_done to kill_ioctx() where it can be set
+		 * in a thread-safe way. If we try to set it here then we have
+		 * a race condition if two io_destroy() called simultaneously.
+		 */
+		ret = kill_ioctx(aio_current_mm(), ioctx, &wait);
+		percpu_ref_put(&ioctx->users);
+
+		/* Wait until all IO for the context are done. Otherwise kernel
+		 * keep using user-space buffers even if user thinks the context
+		 * is destroyed.
+		 */
+		if (!ret)
+			wait_for_completion(&wait.comp);
+
+		return ret;
+	}
+	pr_debug("EINVAL: invalid context id\n");
+	return -EINVAL;
+}
+
+/* sys_io_submit:
+ *	Queue the nr iocbs pointed to by iocbpp for processing.  Returns
+ *	the number of iocbs queued.  May return -EINVAL if the aio_context
+ *	specified by ctx_id is invalid, if nr is < 0, if the iocb at
+ *	*iocbpp[0] is not properly initialized, if the operation specified
+ *	is invalid for the file descriptor in the iocb.  May fail with
+ *	-EFAULT if any of the data structures point to invalid data.  May
+ *	fail with -EBADF if the file descriptor specified in the first
+ *	iocb is invalid.  May fail with -EAGAIN if insufficient resources
+ *	are available to queue any iocbs.  Will return 0 if nr is 0.  Will
+ *	fail with -ENOSYS if not implemented.
+ */
+extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __user **iocbpp)
+{
+	struct kioctx *ctx;
+	long ret = 0;
+	int i = 0;
+
+	if (unlikely(nr < 0))
+		return -EINVAL;
+
+	ctx = lookup_ioctx(ctx_id);
+	if (unlikely(!ctx)) {
+		pr_debug("EINVAL: invalid context id\n");
+		return -EINVAL;
+	}
+
+	if (nr > ctx->nr_events)
+		nr = ctx->nr_events;
+
+	for (i = 0; i < nr; i++) {
+		struct iocb __user *user_iocb;
+
+		if (unlikely(get_user(user_iocb, (struct iocb __user **)((uintptr_t)iocbpp +
+									      i * sizeof(*iocbpp))))) {
+			ret = -EFAULT;
+			break;
+		}
+
+		ret = io_submit_one(ctx, user_iocb);
+		if (ret)
+			break;
+	}
+
+	percpu_ref_put(&ctx->users);
+	return i ? i : ret;
+}
+
+/* sys_io_cancel:
+ *	Attempts to cancel an iocb previously passed to io_submit.  If
+ *	the operation is successfully cancelled, the resulting event is
+ *	copied into the memory pointed to by result without being placed
+ *	into the completion queue and 0 is returned.  May fail with
+ *	-EFAULT if any of the data structures pointed to are invalid.
+ *	May fail with -EINVAL if aio_context specified by ctx_id is
+ *	invalid.  May fail with -EAGAIN if the iocb specified was not
+ *	cancelled.  Will fail with -ENOSYS if not implemented.
+ */
+extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
+				struct io_event __user *result)
+{
+	struct kioctx *ctx;
+	struct aio_kiocb *kiocb;
+	int ret = -EINVAL;
+	u32 key;
+	u64 obj = (u64)(unsigned long)iocb;
+
+	if (unlikely(get_user(key, (u32 __user *)((uintptr_t)iocb + offsetof(struct iocb, aio_key)))))
+		return -EFAULT;
+	if (unlikely(key != KIOCB_KEY))
+		return -EINVAL;
+
+	ctx = lookup_ioctx(ctx_id);
+	if (unlikely(!ctx))
+		return -EINVAL;
+
+	spin_lock_irq(&ctx->ctx_lock);
+	list_for_each_entry(kiocb, &ctx->active_reqs, ki_list) {
+		if (kiocb->ki_res.obj == obj) {
+			ret = kiocb->ki_cancel(&kiocb->rw);
+			list_del_init(&kiocb->ki_list);
+			break;
+		}
+	}
+	spin_unlock_irq(&ctx->ctx_lock);
+
+	if (!ret) {
+		/*
+		 * The result argument is no longer used - the io_event is
+		 * always delivered via the ring buffer. -EINPROGRESS indicates
+		 * cancellation is progress:
+		 */
+		ret = -EINPROGRESS;
+	}
+
+	percpu_ref_put(&ctx->users);
+
+	return ret;
+}
+
+/* Timespec to relative ns, the kernel's way: no validation, saturating. */
+static s64 aio_timespec_to_ktime(const struct timespec *ts)
+{
+	s64 ns;
+
+	if (ts->tv_sec < 0)
+		return KTIME_MAX;
+	if (__builtin_mul_overflow((s64)ts->tv_sec, NSEC_PER_SEC, &ns) ||
+	    __builtin_add_overflow(ns, (s64)ts->tv_nsec, &ns) || ns < 0)
+		return KTIME_MAX;
+	return ns;
+}
+
+static long do_io_getevents(unsigned long ctx_id, long min_nr, long nr,
+			    struct io_event __user *events, const struct timespec *ts,
+			    const sigset_t *sigmask, bool *interrupted)
+{
+	s64 until = ts ? aio_timespec_to_ktime(ts) : KTIME_MAX;
+	struct kioctx *ioctx = lookup_ioctx(ctx_id);
+	long ret = -EINVAL;
+
+	*interrupted = false;
+	if (likely(ioctx)) {
+		if (likely(min_nr <= nr && min_nr >= 0))
+			ret = read_events(ioctx, min_nr, nr, events, until, sigmask, interrupted);
+		percpu_ref_put(&ioctx->users);
+	}
+
+	return ret;
+}
+
+/* io_getevents:
+ *	Attempts to read at least min_nr events and up to nr events from
+ *	the completion queue for the aio_context specified by ctx_id. If
+ *	it succeeds, the number of read events is returned. May fail with
+ *	-EINVAL if ctx_id is invalid, if min_nr is out of range, if nr is
+ *	out of range, if timeout is out of range.  May fail with -EFAULT
+ *	if any of the memory specified is invalid.  May return 0 or
+ *	< min_nr if the timeout specified by timeout has elapsed
+ *	before sufficient events are available, where timeout == NULL
+ *	specifies an infinite timeout. Note that the timeout pointed to by
+ *	timeout is relative.  Will fail with -ENOSYS if not implemented.
+ */
+extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
+				   struct io_event __user *events, struct timespec __user *timeout)
+{
+	struct timespec ts;
+	bool interrupted;
+	long ret;
+
+	if (timeout && unlikely(copy_from_user(&ts, timeout, sizeof(ts))))
+		return -EFAULT;
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL, NULL,
+			      &interrupted);
+	if (!ret && interrupted)
+		ret = -EINTR;
+	return ret;
+}
+
+extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
+				    struct io_event __user *events,
+				    struct timespec __user *timeout,
+				    const struct __aio_sigset __user *usig)
+{
+	struct __aio_sigset ksig = { NULL, 0 };
+	struct timespec ts;
+	sigset_t mask;
+	bool interrupted;
+	long ret;
+
+	if (timeout && unlikely(copy_from_user(&ts, timeout, sizeof(ts))))
+		return -EFAULT;
+
+	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
+		return -EFAULT;
+
+	/* set_user_sigmask() */
+	if (ksig.sigmask) {
+		if (ksig.sigsetsize != 8)
+			return -EINVAL;
+		sigemptyset(&mask);
+		if (copy_from_user(&mask, ksig.sigmask, 8))
+			return -EFAULT;
+	}
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL,
+			      ksig.sigmask ? &mask : NULL, &interrupted);
+	if (!ret && interrupted)
+		ret = -EINTR; /* -ERRESTARTNOHAND, as seen after the handler ran */
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* fork, tests.                                                        */
+
+/*
+ * mm_init() for the child: contexts are not inherited. The parent's are
+ * leaked (their memory belongs to the parent's copy), as are the worker
+ * and poller threads, which do not exist in the child.
+ */
+static void aio_fork_child(void)
+{
+	spin_lock_init(&aio_mm.ioctx_lock);
+	RCU_INIT_POINTER(aio_mm.ioctx_table, NULL);
+	INIT_HLIST_HEAD(&aio_mm.ioctx_list);
+	INIT_RADIX_TREE(&aio_mm.ioctx_rtree, GFP_ATOMIC);
+	spin_lock_init(&aio_nr_lock);
+	aio_nr = 0;
+	if (aio_poller_state) {
+		close(aio_poller_state->epfd);
+		close(aio_poller_state->wakefd);
+		aio_poller_state = nullptr; /* leaked, as in the parent's copy */
+	}
+	aio_wq_fork_child();
+	aio_ring_fork_child();
+}
+
+namespace uk::aio {
+
+int ctx_info(unsigned long ctx_id, CtxInfo *info)
+{
+	struct kioctx *ctx = lookup_ioctx(ctx_id);
+	int cpu;
+
+	if (!ctx)
+		return -EINVAL;
+	info->id = ctx->id;
+	info->nr_events = ctx->nr_events;
+	info->max_reqs = ctx->max_reqs;
+	info->req_batch = ctx->req_batch;
+	info->reqs_available_global = aio_reqs_mode == ReqsMode::kLocked
+					      ? READ_ONCE(ctx->reqs_available_locked)
+					      : atomic_read(&ctx->reqs_available);
+	info->reqs_available_percpu = 0;
+	for_each_possible_cpu(cpu)
+		info->reqs_available_percpu += READ_ONCE(per_cpu_ptr(ctx->cpu, cpu)->reqs_available);
+	spin_lock_irq(&ctx->completion_lock);
+	info->completed_events = ctx->completed_events;
+	info->tail = ctx->tail;
+	spin_unlock_irq(&ctx->completion_lock);
+	info->user_id = ctx->user_id;
+	info->reqs_in_flight = 0;
+	percpu_ref_put(&ctx->users);
+	return 0;
+}
+
+unsigned table_nr(void)
+{
+	struct kioctx_table *table;
+	unsigned nr;
+
+	rcu_read_lock();
+	table = rcu_dereference(aio_mm.ioctx_table);
+	nr = table ? table->nr : 0;
+	rcu_read_unlock();
+	return nr;
+}
+
+long nr_live_ctx(void)
+{
+	return atomic_long_read(&aio_live_ctx);
+}
+
+long nr_live_reqs(void)
+{
+	return kiocb_cachep ? (long)uk::slab_nr_allocated(kiocb_cachep) : 0;
+}
+
+void quiesce(void)
+{
+	rcu_barrier();
+	aio_wq_flush();
+	rcu_barrier();
+	aio_wq_flush();
+}
+
+void reset_mm_for_test(void)
+{
+	aio_setup();
+	exit_aio(&aio_mm);
+	quiesce();
+}
+
+} // namespace uk::aio

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// What fs/aio.c calls into, for the user-mode port: the file layer (host
+// descriptors and registered emulated files), the eventfd, a small
+// workqueue, and the ring pages (memfd arenas with a "kernel" alias).
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <uk/linux/aio_fs.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/slab.h>
+
+#include "aio_internal.h"
+
+#define AIO_PAGE_SIZE 4096UL
+#define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+
+/* ------------------------------------------------------------------ */
+/* aio_wq: the workqueue for fsync, O_DIRECT and free_ioctx.           */
+
+namespace {
+
+struct AioWq {
+	std::mutex lock;
+	std::condition_variable more, idle;
+	struct list_head queue;
+	unsigned pending = 0; /* queued + running */
+	unsigned nr_threads = 0;
+};
+
+AioWq *aio_wq;
+std::mutex aio_wq_start;
+
+void aio_wq_main(AioWq *wq)
+{
+	std::unique_lock<std::mutex> g(wq->lock);
+
+	for (;;) {
+		wq->more.wait(g, [wq] { return !list_empty(&wq->queue); });
+		struct aio_work *w = list_first_entry(&wq->queue, struct aio_work, entry);
+
+		list_del_init(&w->entry);
+		g.unlock();
+		w->func(w);
+		g.lock();
+		if (--wq->pending == 0)
+			wq->idle.notify_all();
+	}
+}
+
+AioWq *get_aio_wq()
+{
+	AioWq *wq = __atomic_load_n(&aio_wq, __ATOMIC_ACQUIRE);
+
+	if (likely(wq))
+		return wq;
+	std::lock_guard<std::mutex> g(aio_wq_start);
+	if (aio_wq)
+		return aio_wq;
+	wq = new AioWq;
+	INIT_LIST_HEAD(&wq->queue);
+	/* A few workers for every context: never a thread per context. */
+	wq->nr_threads = clamp(std::thread::hardware_concurrency(), 2u, 4u);
+	for (unsigned i = 0; i < wq->nr_threads; i++)
+		std::thread(aio_wq_main, wq).detach();
+	__atomic_store_n(&aio_wq, wq, __ATOMIC_RELEASE);
+	return wq;
+}
+
+}  // namespace
+
+void aio_queue_work(struct aio_work *work)
+{
+	AioWq *wq = get_aio_wq();
+	{
+		std::lock_guard<std::mutex> g(wq->lock);
+		list_add_tail(&work->entry, &wq->queue);
+		wq->pending++;
+	}
+	wq->more.notify_one();
+}
+
+void aio_wq_flush(void)
+{
+	AioWq *wq = __atomic_load_n(&aio_wq, __ATOMIC_ACQUIRE);
+
+	if (!wq)
+		return;
+	std::unique_lock<std::mutex> g(wq->lock);
+	wq->idle.wait(g, [wq] { return wq->pending == 0; });
+}
+
+void aio_wq_fork_child(void)
+{
+	/* The workers are not in the child; a new pool starts on demand. */
+	aio_wq = nullptr;
+	new (&aio_wq_start) std::mutex();
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring pages.                                                         */
+
+struct aio_ring_arena {
+	int fd;
+	char *kbase;
+	unsigned long npages;
+	unsigned long used;
+	unsigned long hint;
+	std::vector<bool> map;
+	bool dedicated;
+};
+
+namespace {
+
+constexpr unsigned long kArenaPages = 16384; /* 64 MiB of address space */
+std::mutex arena_lock;
+std::vector<aio_ring_arena *> *arenas;
+
+aio_ring_arena *arena_new(unsigned long npages, bool dedicated)
+{
+	auto *a = new aio_ring_arena;
+	size_t size = npages * AIO_PAGE_SIZE;
+
+	a->fd = memfd_create("[aio]", MFD_CLOEXEC);
+	if (a->fd < 0) {
+		delete a;
+		return nullptr;
+	}
+	if (ftruncate(a->fd, size) < 0) {
+		close(a->fd);
+		delete a;
+		return nullptr;
+	}
+	a->kbase = (char *)mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	if (a->kbase == MAP_FAILED) {
+		close(a->fd);
+		delete a;
+		return nullptr;
+	}
+	/* A fork child does not get the ring (the kernel does not copy it). */
+	madvise(a->kbase, size, MADV_DONTFORK);
+	a->npages = npages;
+	a->used = 0;
+	a->hint = 0;
+	a->map.assign(npages, false);
+	a->dedicated = dedicated;
+	return a;
+}
+
+bool arena_take(aio_ring_arena *a, unsigned long n, unsigned long *pgoff)
+{
+	if (a->npages - a->used < n)
+		return false;
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned long start = pass ? 0 : a->hint, run = 0;
+
+		for (unsigned long i = start; i < a->npages; i++) {
+			run = a->map[i] ? 0 : run + 1;
+			if (run == n) {
+				unsigned long s = i + 1 - n;
+
+				for (unsigned long j = s; j <= i; j++)
+					a->map[j] = true;
+				a->used += n;
+				a->hint = i + 1 < a->npages ? i + 1 : 0;
+				*pgoff = s;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+}  // namespace
+
+int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages)
+{
+	std::lock_guard<std::mutex> g(arena_lock);
+	aio_ring_arena *a = nullptr;
+	unsigned long pgoff = 0;
+
+	if (!arenas)
+		arenas = new std::vector<aio_ring_arena *>;
+	if (nr_pages > kArenaPages / 4) {
+		a = arena_new(nr_pages, true);
+		if (!a)
+			return -ENOMEM;
+		arena_take(a, nr_pages, &pgoff);
+	} else {
+		for (aio_ring_arena *c : *arenas)
+			if (!c->dedicated && arena_take(c, nr_pages, &pgoff)) {
+				a = c;
+				break;
+			}
+		if (!a) {
+			a = arena_new(kArenaPages, false);
+			if (!a)
+				return -ENOMEM;
+			arena_take(a, nr_pages, &pgoff);
+			arenas->push_back(a);
+		}
+	}
+	area->arena = a;
+	area->pgoff = pgoff;
+	area->nr_pages = nr_pages;
+	area->kaddr = a->kbase + pgoff * AIO_PAGE_SIZE;
+	return 0;
+}
+
+void aio_ring_area_free(struct aio_ring_area *area)
+{
+	std::lock_guard<std::mutex> g(arena_lock);
+	aio_ring_arena *a = area->arena;
+
+	if (!a)
+		return;
+	if (a->dedicated) {
+		munmap(a->kbase, a->npages * AIO_PAGE_SIZE);
+		close(a->fd);
+		delete a;
+	} else {
+		/* Give the pages back; they read as zeroes when reused. */
+		fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  area->pgoff * AIO_PAGE_SIZE, area->nr_pages * AIO_PAGE_SIZE);
+		for (unsigned long j = 0; j < area->nr_pages; j++)
+			a->map[area->pgoff + j] = false;
+		a->used -= area->nr_pages;
+	}
+	area->arena = nullptr;
+}
+
+void *aio_ring_area_map_user(struct aio_ring_area *area)
+{
+	size_t size = area->nr_pages * AIO_PAGE_SIZE;
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, area->arena->fd,
+		       area->pgoff * AIO_PAGE_SIZE);
+
+	if (p != MAP_FAILED)
+		madvise(p, size, MADV_DONTFORK);
+	return p;
+}
+
+void aio_ring_fork_child(void)
+{
+	if (arenas)
+		for (aio_ring_arena *a : *arenas)
+			close(a->fd);
+	arenas = nullptr; /* the mappings are not in the child */
+	new (&arena_lock) std::mutex();
+}
+
+/* ------------------------------------------------------------------ */
+/* Files.                                                              */
+
+namespace {
+
+constexpr int kMaxRegisteredFd = 65536;
+struct file *registered[kMaxRegisteredFd];
+
+ssize_t host_do_rw(int fd, struct kiocb *iocb, struct iov_iter *it, bool write)
+{
+	ssize_t r;
+
+	if (it->nr_segs == 1 && !iocb->ki_rw_flags) {
+		void *base = it->iov[0].iov_base;
+		size_t len = it->iov[0].iov_len;
+
+		r = write ? pwrite(fd, base, len, iocb->ki_pos) : pread(fd, base, len, iocb->ki_pos);
+	} else {
+		r = write ? pwritev2(fd, it->iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags)
+			  : preadv2(fd, it->iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags);
+	}
+	if (r < 0 && errno == ESPIPE) {
+		/* Streams (pipes, sockets): the position is not used. */
+		r = write ? pwritev2(fd, it->iov, it->nr_segs, -1, iocb->ki_rw_flags)
+			  : preadv2(fd, it->iov, it->nr_segs, -1, iocb->ki_rw_flags);
+	}
+	return r < 0 ? -errno : r;
+}
+
+struct host_async {
+	struct aio_work work;
+	struct kiocb *iocb;
+	bool write;
+	struct iov_iter it;
+	struct iovec iov[];
+};
+
+void host_async_work(struct aio_work *w)
+{
+	auto *ha = container_of(w, struct host_async, work);
+	struct kiocb *iocb = ha->iocb;
+	ssize_t r = host_do_rw(iocb->ki_filp->f_fd, iocb, &ha->it, ha->write);
+
+	kfree(ha);
+	iocb->ki_complete(iocb, r);
+}
+
+ssize_t host_rw_iter(struct kiocb *iocb, struct iov_iter *it, bool write)
+{
+	struct file *f = iocb->ki_filp;
+
+	if (!(f->f_flags & O_DIRECT))
+		return host_do_rw(f->f_fd, iocb, it, write);
+
+	/* O_DIRECT is asynchronous in the kernel: run it on aio_wq. */
+	auto *ha = (struct host_async *)kmalloc(
+		sizeof(struct host_async) + it->nr_segs * sizeof(struct iovec), GFP_KERNEL);
+	if (!ha)
+		return -ENOMEM;
+	if (aio_file_pin(f)) {
+		kfree(ha);
+		return -ENOMEM;
+	}
+	memcpy(ha->iov, it->iov, it->nr_segs * sizeof(struct iovec));
+	ha->it = *it;
+	ha->it.iov = ha->iov;
+	ha->iocb = iocb;
+	ha->write = write;
+	INIT_AIO_WORK(&ha->work, host_async_work);
+	aio_queue_work(&ha->work);
+	return -EIOCBQUEUED;
+}
+
+ssize_t host_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	return host_rw_iter(iocb, to, false);
+}
+
+ssize_t host_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	return host_rw_iter(iocb, from, true);
+}
+
+int host_fsync(struct file *file, int datasync)
+{
+	int r = datasync ? fdatasync(file->f_fd) : fsync(file->f_fd);
+
+	return r < 0 ? -errno : 0;
+}
+
+unsigned int host_poll(struct file *file)
+{
+	struct pollfd p = { file->f_fd,
+			    POLLIN | POLLOUT | POLLPRI | POLLRDNORM | POLLWRNORM | POLLRDBAND |
+				    POLLWRBAND | POLLRDHUP,
+			    0 };
+
+	if (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+		return 0;
+	return p.revents;
+}
+
+int host_poll_fd(struct file *file)
+{
+	return file->f_fd;
+}
+
+ssize_t null_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	return to->count;
+}
+
+ssize_t null_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	return from->count;
+}
+
+int null_fsync(struct file *file, int datasync)
+{
+	return 0;
+}
+
+}  // namespace
+
+const struct file_operations host_file_operations = {
+	.read_iter = host_read_iter,
+	.write_iter = host_write_iter,
+	.fsync = host_fsync,
+	.poll = host_poll,
+	.poll_fd = host_poll_fd,
+};
+
+const struct file_operations aio_null_file_operations = {
+	.read_iter = null_read_iter,
+	.write_iter = null_write_iter,
+	.fsync = null_fsync,
+	.poll = nullptr,
+	.poll_fd = nullptr,
+};
+
+int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode,
+		      void *private_data)
+{
+	struct file *f, *old = nullptr;
+
+	if (fd < 0 || fd >= kMaxRegisteredFd)
+		return -EBADF;
+	f = (struct file *)kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->f_op = fops;
+	f->f_mode = mode;
+	f->f_fd = fd;
+	f->private_data = private_data;
+	if (!__atomic_compare_exchange_n(&registered[fd], &old, f, false, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED)) {
+		kfree(f);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int aio_unregister_file(int fd)
+{
+	struct file *f;
+
+	if (fd < 0 || fd >= kMaxRegisteredFd)
+		return -EBADF;
+	f = __atomic_exchange_n(&registered[fd], nullptr, __ATOMIC_ACQ_REL);
+	if (!f)
+		return -ENOENT;
+	kfree(f); /* the caller guarantees no request is in flight on it */
+	return 0;
+}
+
+struct file *aio_fget(unsigned int fd, struct file *host)
+{
+	struct file *f;
+	int flags;
+
+	if (fd < (unsigned)kMaxRegisteredFd) {
+		f = __atomic_load_n(&registered[fd], __ATOMIC_ACQUIRE);
+		if (f)
+			return f;
+	}
+	if (fd > INT_MAX)
+		return nullptr;
+	flags = fcntl((int)fd, F_GETFL);
+	if (flags < 0 || (flags & O_PATH))
+		return nullptr;
+	host->f_op = &host_file_operations;
+	host->f_mode = FMODE_NOWAIT;
+	switch (flags & O_ACCMODE) {
+	case O_RDONLY:
+		host->f_mode |= FMODE_READ;
+		break;
+	case O_WRONLY:
+		host->f_mode |= FMODE_WRITE;
+		break;
+	case O_RDWR:
+		host->f_mode |= FMODE_READ | FMODE_WRITE;
+		break;
+	}
+	host->f_flags = flags;
+	host->f_fd = (int)fd;
+	host->f_owned_fd = false;
+	host->private_data = nullptr;
+	return host;
+}
+
+void fput(struct file *file)
+{
+	if (file->f_owned_fd) {
+		close(file->f_fd);
+		file->f_owned_fd = false;
+	}
+}
+
+int aio_file_pin(struct file *file)
+{
+	int nfd;
+
+	if (file->f_op != &host_file_operations || file->f_owned_fd)
+		return 0;
+	nfd = fcntl(file->f_fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0)
+		return -errno;
+	file->f_fd = nfd;
+	file->f_owned_fd = true;
+	return 0;
+}
+
+bool aio_file_can_fsync(struct file *file)
+{
+	struct stat st;
+
+	if (file->f_op != &host_file_operations)
+		return true;
+	/* Pipes, sockets and character devices have no ->fsync. */
+	if (fstat(file->f_fd, &st) < 0)
+		return false;
+	return !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+__poll_t aio_vfs_poll(struct file *file)
+{
+	return file->f_op->poll ? file->f_op->poll(file) : DEFAULT_POLLMASK;
+}
+
+int aio_file_poll_fd(struct file *file)
+{
+	return file->f_op->poll_fd ? file->f_op->poll_fd(file) : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* eventfd.                                                            */
+
+int aio_eventfd_ctx_fdget(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+	int nfd;
+
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -EBADF;
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:[eventfd]") != 0)
+		return -EINVAL;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return nfd < 0 ? -EMFILE : nfd;
+}
+
+void aio_eventfd_signal(int efd)
+{
+	unsigned long long one = 1;
+
+	if (write(efd, &one, sizeof(one)) < 0) {
+		/* a counter at ULLONG_MAX - 1: the kernel would WARN and drop */
+	}
+}
+
+void aio_eventfd_put(int efd)
+{
+	close(efd);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Private glue between aio.cc (fs/aio.c) and aio_host.cc (the VFS, the
+ * workqueue and the ring pages of the user-mode port).
+ */
+#ifndef UK_AIO_INTERNAL_H
+#define UK_AIO_INTERNAL_H
+
+#include <uk/linux/aio_fs.h>
+#include <uk/linux/list.h>
+#include <uk/linux/types.h>
+
+typedef unsigned int __poll_t;
+
+/* A work item on aio_wq (the kernel's system_wq / queue_rcu_work). */
+struct aio_work {
+	struct list_head entry;
+	void (*func)(struct aio_work *work);
+};
+#define INIT_AIO_WORK(w, f)                          \
+	do {                                         \
+		INIT_LIST_HEAD(&(w)->entry);         \
+		(w)->func = (f);                     \
+	} while (0)
+void aio_queue_work(struct aio_work *work);
+void aio_wq_flush(void);
+void aio_wq_fork_child(void);
+
+/* Ring pages: a run of pages in a memfd arena, mapped by the "kernel". */
+struct aio_ring_arena;
+struct aio_ring_area {
+	struct aio_ring_arena *arena;
+	unsigned long pgoff;
+	unsigned long nr_pages;
+	void *kaddr; /* kernel alias */
+};
+int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages);
+void aio_ring_area_free(struct aio_ring_area *area);
+/* A fresh user mapping of the area (MAP_FAILED on error). */
+void *aio_ring_area_map_user(struct aio_ring_area *area);
+void aio_ring_fork_child(void);
+
+/* Files. */
+struct file *aio_fget(unsigned int fd, struct file *host_storage);
+void fput(struct file *file);
+/* Make the file usable after io_submit() returns (dup a host fd). */
+int aio_file_pin(struct file *file);
+bool aio_file_can_fsync(struct file *file);
+__poll_t aio_vfs_poll(struct file *file);
+int aio_file_poll_fd(struct file *file);
+
+/* eventfd (a dup of the user's eventfd stands for the eventfd_ctx). */
+int aio_eventfd_ctx_fdget(int fd);
+void aio_eventfd_signal(int efd);
+void aio_eventfd_put(int efd);
+
+#endif /* UK_AIO_INTERNAL_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * fs/aio.c's interface (include/linux/aio.h) plus the system-call entry
+ * points of the user-mode port. Every ukern_io_*() behaves like the system
+ * call of the same name: it returns a value >= 0 or -errno, never touches
+ * errno, and treats its pointer arguments as user pointers (a bad one gives
+ * -EFAULT, never a crash).
+ *
+ * The ABI structures are only forward-declared here so that this header can
+ * be used both with <uk/linux/aio_abi.h> and with <ukern/libaio.h> (whose
+ * struct iocb / io_event have libaio's field names and the same layout).
+ */
+#ifndef UK_LINUX_AIO_H
+#define UK_LINUX_AIO_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <time.h>
+
+struct iocb;
+struct io_event;
+struct kioctx;
+struct kiocb;
+struct mm_struct;
+
+#ifndef UK_AIO_SIGSET_DEFINED
+#define UK_AIO_SIGSET_DEFINED
+struct __aio_sigset {
+	const sigset_t *sigmask;
+	size_t sigsetsize;
+};
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+long ukern_io_setup(unsigned int nr_events, unsigned long *ctxp);
+long ukern_io_destroy(unsigned long ctx);
+long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb **iocbpp);
+long ukern_io_cancel(unsigned long ctx_id, struct iocb *iocb, struct io_event *result);
+long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr, struct io_event *events,
+			struct timespec *timeout);
+long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr, struct io_event *events,
+			 struct timespec *timeout, const struct __aio_sigset *usig);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __cplusplus
+typedef int (*kiocb_cancel_fn)(struct kiocb *);
+
+/* The process's contexts are torn down (last mmput); waits for their I/O. */
+void exit_aio(struct mm_struct *mm);
+void kiocb_set_cancel_fn(struct kiocb *req, kiocb_cancel_fn cancel);
+struct mm_struct *aio_current_mm(void);
+
+/* /proc/sys/fs/aio-nr and aio-max-nr (process-local here). */
+extern unsigned long aio_nr;
+extern unsigned long aio_max_nr;
+
+namespace uk::aio {
+
+/*
+ * Before/after switches (seeds 1 and 2), read at every use; change them only
+ * while no context exists.
+ */
+enum class LookupMode { kTable = 0, kList = 1, kRadix = 2 };
+enum class ReqsMode { kPercpu = 0, kLocked = 1 };
+enum class RefMode { kPercpu = 0, kAtomic = 1 };
+extern LookupMode aio_lookup_mode;
+extern ReqsMode aio_reqs_mode;
+extern RefMode aio_ref_mode;
+
+/* Introspection for tests. -EINVAL for an unknown handle. */
+struct CtxInfo {
+	unsigned id;
+	unsigned nr_events;
+	unsigned max_reqs;
+	unsigned req_batch;
+	unsigned reqs_available_global;
+	unsigned reqs_available_percpu; /* sum over CPUs */
+	unsigned completed_events;
+	unsigned tail;
+	unsigned long user_id;
+	unsigned long long reqs_in_flight;
+};
+int ctx_info(unsigned long ctx_id, CtxInfo *info);
+/* Current table size (0: none) and number of live contexts. */
+unsigned table_nr(void);
+/* Outstanding objects: contexts and requests not yet freed. */
+long nr_live_ctx(void);
+long nr_live_reqs(void);
+/* Waits until every RCU-deferred free has run. */
+void quiesce(void);
+/* Forget all contexts as a fork child does (test hook). */
+void reset_mm_for_test(void);
+
+} // namespace uk::aio
+#endif
+
+#endif /* UK_LINUX_AIO_H */

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The slice of the VFS that fs/aio.c talks to (include/linux/fs.h, uio.h):
+ * struct file with its file_operations, struct kiocb and struct iov_iter.
+ *
+ * Every file descriptor a program hands to io_submit() is routed by number:
+ * a descriptor registered with aio_register_file() is served by the ops table
+ * given there (an emulated device; benchmarks use an in-memory null file),
+ * every other one by the host-fd implementation (pread/pwrite/preadv2/fsync/
+ * epoll), which is itself just another file_operations.
+ */
+#ifndef UK_LINUX_AIO_FS_H
+#define UK_LINUX_AIO_FS_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <uk/linux/types.h>
+
+typedef unsigned int fmode_t;
+
+#define FMODE_READ 0x1u
+#define FMODE_WRITE 0x2u
+#define FMODE_NOWAIT 0x8000000u
+
+/* ki_flags (include/linux/fs.h) */
+#define IOCB_HIPRI (1 << 0)
+#define IOCB_DSYNC (1 << 1)
+#define IOCB_SYNC (1 << 2)
+#define IOCB_APPEND (1 << 4)
+#define IOCB_DIRECT (1 << 17)
+#define IOCB_NOWAIT (1 << 20)
+#define IOCB_EVENTFD (1 << 16)
+#define IOCB_WRITE (1 << 6)
+#define IOCB_NOIO (1 << 21)
+#define IOCB_AIO_RW (1 << 23)
+
+struct iov_iter {
+	const struct iovec *iov;
+	unsigned long nr_segs;
+	size_t count;
+};
+
+struct file;
+struct kiocb;
+
+struct file_operations {
+	/*
+	 * Return bytes done or -errno to complete now, or -EIOCBQUEUED after
+	 * arranging for iocb->ki_complete(iocb, res) to be called later.
+	 * A synchronous -EBADF/-EINVAL/-EOPNOTSUPP from the host is turned
+	 * into an io_submit() error by the caller, as the kernel's checks are.
+	 */
+	ssize_t (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
+	ssize_t (*write_iter)(struct kiocb *iocb, struct iov_iter *from);
+	/* Synchronous; aio runs it from its workqueue. NULL: -EINVAL. */
+	int (*fsync)(struct file *file, int datasync);
+	/* Readiness mask now (EPOLL* bits); NULL means DEFAULT_POLLMASK. */
+	unsigned int (*poll)(struct file *file);
+	/* A descriptor the aio poller can wait on (-1: none). */
+	int (*poll_fd)(struct file *file);
+};
+
+struct file {
+	const struct file_operations *f_op;
+	fmode_t f_mode;
+	unsigned int f_flags; /* O_* flags, O_DIRECT included */
+	int f_fd;	      /* host descriptor (a dup for async requests) */
+	bool f_owned_fd;      /* f_fd is ours to close at fput() */
+	void *private_data;
+};
+
+struct kiocb {
+	struct file *ki_filp;
+	long long ki_pos;
+	void (*ki_complete)(struct kiocb *iocb, long ret);
+	void *private_;
+	int ki_flags;
+	int ki_rw_flags; /* the RWF_* bits as given (host preadv2/pwritev2) */
+	u16 ki_ioprio;
+};
+
+/* The host-fd implementation. */
+extern const struct file_operations host_file_operations;
+
+/*
+ * Routes descriptor `fd` to `fops` (mode: FMODE_READ|FMODE_WRITE...).
+ * Returns 0, -EBADF for a bad number or -EBUSY when already registered.
+ */
+int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode,
+		      void *private_data);
+int aio_unregister_file(int fd);
+
+/* An in-memory "null" device for benchmarks (until null_blk exists):
+ * reads and writes complete inline with the full length, no syscall. */
+extern const struct file_operations aio_null_file_operations;
+
+#endif /* UK_LINUX_AIO_FS_H */

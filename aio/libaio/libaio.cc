@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// libukern_aio.so: libaio 0.3.113's exported functions over the user-mode
+// fs/aio.c. Same names, same -errno return convention (errno untouched),
+// same user-space fast path in io_getevents/io_pgetevents. Exported
+// without version tags so that, under LD_PRELOAD, they satisfy both a
+// program's io_x@LIBAIO_0.y references and libaio.so.1's own PLT calls.
+#include <errno.h>
+#include <time.h>
+
+#include <ukern/libaio.h>
+#include <uk/linux/aio.h>
+
+#include "../usercopy.h"
+
+#define UK_EXPORT extern "C" __attribute__((visibility("default")))
+#define AIO_RING_MAGIC 0xa10a10a1
+
+namespace {
+
+struct aio_ring_hdr {
+	unsigned id, nr, head, tail, magic, compat_features, incompat_features, header_length;
+};
+
+/* libaio's aio_ring_is_empty(): a peek at the ring before any "syscall". */
+bool ring_is_empty(io_context_t ctx, struct timespec *timeout)
+{
+	struct aio_ring_hdr h;
+	struct timespec ts;
+
+	if (!ctx || !timeout)
+		return false;
+	if (copy_from_user(&ts, timeout, sizeof(ts)) || ts.tv_sec != 0 || ts.tv_nsec != 0)
+		return false;
+	if (copy_from_user(&h, ctx, sizeof(h)) || h.magic != AIO_RING_MAGIC ||
+	    ((uintptr_t)ctx & 3))
+		return false;
+	return __atomic_load_n(&((struct aio_ring_hdr *)ctx)->head, __ATOMIC_RELAXED) ==
+	       __atomic_load_n(&((struct aio_ring_hdr *)ctx)->tail, __ATOMIC_ACQUIRE);
+}
+
+}  // namespace
+
+UK_EXPORT int io_setup(int maxevents, io_context_t *ctxp)
+{
+	return (int)ukern_io_setup((unsigned)maxevents, (unsigned long *)ctxp);
+}
+
+UK_EXPORT int io_destroy(io_context_t ctx)
+{
+	return (int)ukern_io_destroy((unsigned long)ctx);
+}
+
+UK_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb *ios[])
+{
+	return (int)ukern_io_submit((unsigned long)ctx, nr, ios);
+}
+
+UK_EXPORT int io_cancel(io_context_t ctx, struct iocb *iocb, struct io_event *evt)
+{
+	return (int)ukern_io_cancel((unsigned long)ctx, iocb, evt);
+}
+
+UK_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event *events,
+			   struct timespec *timeout)
+{
+	if (ring_is_empty(ctx, timeout))
+		return 0;
+	return (int)ukern_io_getevents((unsigned long)ctx, min_nr, nr, events, timeout);
+}
+
+UK_EXPORT int io_pgetevents(io_context_t ctx, long min_nr, long nr, struct io_event *events,
+			    struct timespec *timeout, sigset_t *sigmask)
+{
+	struct __aio_sigset sig = { sigmask, 8 /* _NSIG / 8 */ };
+
+	if (ring_is_empty(ctx, timeout))
+		return 0;
+	return (int)ukern_io_pgetevents((unsigned long)ctx, min_nr, nr, events, timeout, &sig);
+}
+
+UK_EXPORT int io_queue_init(int maxevents, io_context_t *ctxp)
+{
+	if (maxevents > 0) {
+		*ctxp = NULL;
+		return io_setup(maxevents, ctxp);
+	}
+	return -EINVAL;
+}
+
+UK_EXPORT int io_queue_release(io_context_t ctx)
+{
+	return io_destroy(ctx);
+}
+
+UK_EXPORT int io_queue_run(io_context_t ctx)
+{
+	static struct timespec timeout = { 0, 0 };
+	struct io_event event;
+	int ret;
+
+	while (1 == (ret = io_getevents(ctx, 0, 1, &event, &timeout))) {
+		io_callback_t cb = (io_callback_t)event.data;
+		struct iocb *iocb = event.obj;
+
+		cb(ctx, iocb, event.res, event.res2);
+	}
+
+	return ret;
+}
+
+UK_EXPORT int io_queue_wait(io_context_t ctx, struct timespec *timeout)
+{
+	return io_getevents(ctx, 0, 0, NULL, timeout);
+}

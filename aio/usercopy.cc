@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// copy_from_user()/copy_to_user() for the user-mode port: a `rep movsb`
+// whose faults are fixed up, the way the kernel's exception table does it.
+// A SIGSEGV/SIGBUS raised at the one copying instruction resumes at the
+// fixup label with %rcx = bytes left; any other fault goes to the handler
+// that was installed before ours (or the default action).
+#include "usercopy.h"
+
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <mutex>
+
+extern "C" {
+unsigned long uk_raw_copy_user(void *dst, const void *src, unsigned long n);
+extern const char uk_raw_copy_user_insn[];
+extern const char uk_raw_copy_user_ld[];
+extern const char uk_raw_copy_user_st[];
+extern const char uk_raw_copy_user_fixup[];
+}
+
+#if defined(__x86_64__)
+/*
+ * Words are moved with plain movs (both may fault), the tail and long
+ * copies with rep movsb; every faulting instruction resumes at the fixup,
+ * which returns %rcx, the bytes not copied.
+ */
+asm(".text\n"
+    ".globl uk_raw_copy_user\n"
+    ".type uk_raw_copy_user,@function\n"
+    "uk_raw_copy_user:\n"
+    "	movq %rdx, %rcx\n"
+    "	cmpq $128, %rcx\n"
+    "	ja 2f\n"
+    "1:	cmpq $8, %rcx\n"
+    "	jb 2f\n"
+    ".globl uk_raw_copy_user_ld\n"
+    "uk_raw_copy_user_ld:\n"
+    "	movq (%rsi), %rax\n"
+    ".globl uk_raw_copy_user_st\n"
+    "uk_raw_copy_user_st:\n"
+    "	movq %rax, (%rdi)\n"
+    "	addq $8, %rsi\n"
+    "	addq $8, %rdi\n"
+    "	subq $8, %rcx\n"
+    "	jmp 1b\n"
+    "2:	testq %rcx, %rcx\n"
+    "	jz uk_raw_copy_user_fixup\n"
+    ".globl uk_raw_copy_user_insn\n"
+    "uk_raw_copy_user_insn:\n"
+    "	rep movsb\n"
+    ".globl uk_raw_copy_user_fixup\n"
+    "uk_raw_copy_user_fixup:\n"
+    "	movq %rcx, %rax\n"
+    "	ret\n"
+    ".size uk_raw_copy_user, .-uk_raw_copy_user\n");
+#else
+#error "usercopy: only x86-64 is implemented"
+#endif
+
+namespace uk::aio {
+namespace {
+
+struct sigaction old_segv, old_bus;
+std::once_flag install_once;
+
+void chain(int sig, siginfo_t *info, void *uc)
+{
+	struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, info, uc);
+		return;
+	}
+	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+		return;
+	}
+	/* Default action: restore it and let the fault happen again. */
+	signal(sig, SIG_DFL);
+}
+
+void fault_handler(int sig, siginfo_t *info, void *ucv)
+{
+	auto *uc = static_cast<ucontext_t *>(ucv);
+	greg_t &rip = uc->uc_mcontext.gregs[REG_RIP];
+
+	if (rip == (greg_t)uk_raw_copy_user_insn || rip == (greg_t)uk_raw_copy_user_ld ||
+	    rip == (greg_t)uk_raw_copy_user_st) {
+		rip = (greg_t)uk_raw_copy_user_fixup;
+		return;
+	}
+	chain(sig, info, ucv);
+}
+
+}  // namespace
+
+void usercopy_init()
+{
+	std::call_once(install_once, [] {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = fault_handler;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, &old_segv);
+		sigaction(SIGBUS, &sa, &old_bus);
+	});
+}
+
+}  // namespace uk::aio
+
+unsigned long copy_from_user(void *to, const void *from, unsigned long n)
+{
+	if (!access_ok(from, n))
+		return n;
+	return uk_raw_copy_user(to, from, n);
+}
+
+unsigned long copy_to_user(void *to, const void *from, unsigned long n)
+{
+	if (!access_ok(to, n))
+		return n;
+	return uk_raw_copy_user(to, from, n);
+}

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Unit tests of ukern's fs/aio.c: ring accounting, the ioctx table, the
+// lookup/refcount/slot-accounting modes, io_destroy waiting for in-flight
+// I/O, wakeups, timeouts, signals, leaks, and 64k contexts at once.
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <dirent.h>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <uk/linux/aio.h>
+#include <uk/linux/aio_abi.h>
+#include <uk/linux/aio_fs.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/percpu.h>
+#include <uk/shim/cpu.h>
+
+#include "testmain.h"
+
+namespace {
+
+using uk::aio::CtxInfo;
+
+struct aio_ring_hdr {
+	unsigned id, nr, head, tail, magic, compat_features, incompat_features, header_length;
+	struct io_event io_events[];
+};
+
+/* A device whose reads complete only when the test says so. */
+std::mutex dev_lock;
+std::vector<struct kiocb *> dev_pending;
+
+ssize_t deferred_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	std::lock_guard<std::mutex> g(dev_lock);
+	dev_pending.push_back(iocb);
+	return -EIOCBQUEUED;
+}
+
+const struct file_operations deferred_fops = {
+	.read_iter = deferred_read_iter,
+	.write_iter = nullptr,
+	.fsync = nullptr,
+	.poll = nullptr,
+	.poll_fd = nullptr,
+};
+
+size_t CompleteDeferred(long res)
+{
+	std::vector<struct kiocb *> v;
+	{
+		std::lock_guard<std::mutex> g(dev_lock);
+		v.swap(dev_pending);
+	}
+	for (struct kiocb *k : v)
+		k->ki_complete(k, res);
+	return v.size();
+}
+
+size_t NrDeferred()
+{
+	std::lock_guard<std::mutex> g(dev_lock);
+	return dev_pending.size();
+}
+
+/* An fd number routed to an ops table (the file itself is /dev/null). */
+class RegisteredFd {
+ public:
+	RegisteredFd(const struct file_operations *fops)
+	{
+		fd_ = open("/dev/null", O_RDWR);
+		EXPECT_EQ(aio_register_file(fd_, fops, FMODE_READ | FMODE_WRITE, nullptr), 0);
+	}
+	~RegisteredFd()
+	{
+		aio_unregister_file(fd_);
+		close(fd_);
+	}
+	int fd() const { return fd_; }
+
+ private:
+	int fd_;
+};
+
+void PrepRead(struct iocb *cb, int fd, void *buf, size_t len)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_lio_opcode = IOCB_CMD_PREAD;
+	cb->aio_fildes = fd;
+	cb->aio_buf = (uint64_t)(uintptr_t)buf;
+	cb->aio_nbytes = len;
+}
+
+class AioTest : public ::testing::Test {
+ protected:
+	void SetUp() override
+	{
+		uk::aio::quiesce();
+		live_ctx_ = uk::aio::nr_live_ctx();
+		pcpu_ = uk::percpu_bytes_in_use();
+	}
+	void TearDown() override
+	{
+		uk::aio::quiesce();
+		EXPECT_EQ(uk::aio::nr_live_ctx(), live_ctx_);
+		EXPECT_EQ(uk::aio::nr_live_reqs(), 0);
+		EXPECT_EQ(uk::percpu_bytes_in_use(), pcpu_);
+		EXPECT_EQ(aio_nr, 0UL);
+		uk::aio::aio_lookup_mode = uk::aio::LookupMode::kTable;
+		uk::aio::aio_reqs_mode = uk::aio::ReqsMode::kPercpu;
+		uk::aio::aio_ref_mode = uk::aio::RefMode::kPercpu;
+	}
+	long live_ctx_ = 0;
+	size_t pcpu_ = 0;
+};
+
+TEST_F(AioTest, ReqsAvailableBatching)
+{
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&aio_null_file_operations);
+	CtxInfo info;
+	char buf[16];
+	struct iocb cb, *cbs[1] = { &cb };
+	unsigned P = nr_cpu_ids;
+
+	uk::pin_thread_to_cpu(0);
+	ASSERT_EQ(ukern_io_setup(32, &ctx), 0);
+	ASSERT_EQ(uk::aio::ctx_info(ctx, &info), 0);
+	unsigned n2 = std::max(32u, P * 4) * 2;
+	unsigned nr = (unsigned)(((32 + 32 * (n2 + 2) + 4095) / 4096) * 128 - 1);
+	EXPECT_EQ(info.nr_events, nr);
+	EXPECT_EQ(info.req_batch, std::max(1u, (nr - 1) / (P * 4)));
+	EXPECT_EQ(info.reqs_available_global, nr - 1);
+	EXPECT_EQ(info.max_reqs, 32u);
+	EXPECT_EQ(aio_nr, 32UL);
+
+	PrepRead(&cb, dev.fd(), buf, 16);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, cbs), 1);
+	ASSERT_EQ(uk::aio::ctx_info(ctx, &info), 0);
+	/* one batch moved to CPU 0, one slot of it used */
+	EXPECT_EQ(info.reqs_available_global, nr - 1 - info.req_batch);
+	EXPECT_EQ(info.reqs_available_percpu, info.req_batch - 1);
+	EXPECT_EQ(info.completed_events, 1u);
+	EXPECT_EQ(info.tail, 1u);
+
+	/* fill the ring: only whole batches can be taken */
+	long total = 1, r;
+	while ((r = ukern_io_submit(ctx, 1, cbs)) == 1)
+		total++;
+	EXPECT_EQ(r, -EAGAIN);
+	EXPECT_GE(total, 32);
+	EXPECT_EQ(total, (long)(((nr - 1) / info.req_batch) * info.req_batch));
+
+	/* a user-space reap gives the slots back on the next submit */
+	auto *ring = (aio_ring_hdr *)ctx;
+	EXPECT_EQ(ring->tail, (unsigned)total);
+	__atomic_store_n(&ring->head, ring->tail, __ATOMIC_RELEASE);
+	EXPECT_EQ(ukern_io_submit(ctx, 1, cbs), 1);
+	ASSERT_EQ(uk::aio::ctx_info(ctx, &info), 0);
+	EXPECT_EQ(info.completed_events, 1u);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	EXPECT_EQ(aio_nr, 0UL);
+	uk::pin_thread_to_cpu(-1);
+}
+
+TEST_F(AioTest, TableGrowsByFourAndReusesSlots)
+{
+	std::vector<aio_context_t> c(17, 0);
+
+	uk::aio::reset_mm_for_test();
+	EXPECT_EQ(uk::aio::table_nr(), 0u);
+	for (int i = 0; i < 17; i++) {
+		ASSERT_EQ(ukern_io_setup(1, &c[i]), 0);
+		EXPECT_EQ(((aio_ring_hdr *)c[i])->id, (unsigned)i);
+		if (i == 0) {
+			EXPECT_EQ(uk::aio::table_nr(), 4u);
+		}
+		if (i == 4) {
+			EXPECT_EQ(uk::aio::table_nr(), 16u);
+		}
+	}
+	EXPECT_EQ(uk::aio::table_nr(), 64u);
+	EXPECT_EQ(ukern_io_destroy(c[5]), 0);
+	EXPECT_EQ(ukern_io_destroy(c[2]), 0);
+	aio_context_t d = 0, e = 0;
+	ASSERT_EQ(ukern_io_setup(1, &d), 0);
+	ASSERT_EQ(ukern_io_setup(1, &e), 0);
+	EXPECT_EQ(((aio_ring_hdr *)d)->id, 2u);
+	EXPECT_EQ(((aio_ring_hdr *)e)->id, 5u);
+	c[2] = d;
+	c[5] = e;
+	for (auto x : c)
+		EXPECT_EQ(ukern_io_destroy(x), 0);
+	uk::aio::reset_mm_for_test(); /* exit_aio: drops the table */
+	EXPECT_EQ(uk::aio::table_nr(), 0u);
+}
+
+TEST_F(AioTest, AllModesWork)
+{
+	using namespace uk::aio;
+	RegisteredFd dev(&aio_null_file_operations);
+
+	for (LookupMode lm : { LookupMode::kTable, LookupMode::kList, LookupMode::kRadix })
+		for (ReqsMode rm : { ReqsMode::kPercpu, ReqsMode::kLocked })
+			for (RefMode fm : { RefMode::kPercpu, RefMode::kAtomic }) {
+				aio_lookup_mode = lm;
+				aio_reqs_mode = rm;
+				aio_ref_mode = fm;
+				aio_context_t c[3] = {};
+				char buf[8];
+				struct iocb cb[32], *cbs[32];
+				struct io_event ev[32];
+
+				for (auto &x : c)
+					ASSERT_EQ(ukern_io_setup(16, &x), 0);
+				for (int i = 0; i < 32; i++) {
+					PrepRead(&cb[i], dev.fd(), buf, 8);
+					cbs[i] = &cb[i];
+				}
+				for (auto x : c) {
+					ASSERT_EQ(ukern_io_submit(x, 32, cbs), 32);
+					ASSERT_EQ(ukern_io_getevents(x, 32, 32, ev, nullptr), 32);
+					for (auto &e : ev)
+						EXPECT_EQ(e.res, 8);
+				}
+				EXPECT_EQ(ukern_io_submit(~0UL, 1, cbs), -EINVAL);
+				for (auto x : c)
+					EXPECT_EQ(ukern_io_destroy(x), 0);
+				for (auto x : c)
+					EXPECT_EQ(ukern_io_submit(x, 0, nullptr), -EINVAL);
+			}
+}
+
+TEST_F(AioTest, DestroyWaitsForInflight)
+{
+	RegisteredFd dev(&deferred_fops);
+	aio_context_t ctx = 0;
+	char buf[8];
+	struct iocb cb[4], *cbs[4];
+	std::atomic<bool> completed{ false };
+
+	ASSERT_EQ(ukern_io_setup(8, &ctx), 0);
+	for (int i = 0; i < 4; i++) {
+		PrepRead(&cb[i], dev.fd(), buf, 8);
+		cbs[i] = &cb[i];
+	}
+	ASSERT_EQ(ukern_io_submit(ctx, 4, cbs), 4);
+	ASSERT_EQ(NrDeferred(), 4u);
+
+	/* Complete only once the context is dead, i.e. io_destroy is running. */
+	std::thread completer([&] {
+		CtxInfo info;
+		for (int i = 0; i < 10000000 && uk::aio::ctx_info(ctx, &info) == 0; i++)
+			std::this_thread::yield();
+		completed = true;
+		CompleteDeferred(8);
+	});
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	EXPECT_TRUE(completed.load());
+	completer.join();
+	EXPECT_EQ(ukern_io_destroy(ctx), -EINVAL);
+}
+
+TEST_F(AioTest, WaiterWokenWithMinNr)
+{
+	RegisteredFd dev(&deferred_fops);
+	aio_context_t ctx = 0;
+	char buf[8];
+	struct iocb cb[3], *cbs[3];
+	long got = 0;
+
+	ASSERT_EQ(ukern_io_setup(8, &ctx), 0);
+	for (int i = 0; i < 3; i++) {
+		PrepRead(&cb[i], dev.fd(), buf, 8);
+		cbs[i] = &cb[i];
+	}
+	ASSERT_EQ(ukern_io_submit(ctx, 3, cbs), 3);
+	std::thread waiter([&] {
+		struct io_event ev[3];
+		got = ukern_io_getevents(ctx, 3, 3, ev, nullptr);
+	});
+	std::vector<struct kiocb *> v;
+	{
+		std::lock_guard<std::mutex> g(dev_lock);
+		v.swap(dev_pending);
+	}
+	for (struct kiocb *k : v)
+		k->ki_complete(k, 8);
+	waiter.join();
+	EXPECT_EQ(got, 3);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
+TEST_F(AioTest, TimeoutsAndOddTimespecs)
+{
+	aio_context_t ctx = 0;
+	struct io_event ev[1];
+
+	ASSERT_EQ(ukern_io_setup(1, &ctx), 0);
+	struct timespec t20 = { 0, 20000000 }, t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(ukern_io_getevents(ctx, 1, 1, ev, &t20), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+	EXPECT_GE(ns, 20000000L);
+	/* nsec >= 1e9 is added, not rejected */
+	struct timespec odd = { 0, 1000000000L + 1000000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(ukern_io_getevents(ctx, 0, 1, ev, &odd), 0); /* min_nr 0: no wait */
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
+void NopHandler(int)
+{
+}
+
+TEST_F(AioTest, SignalsInterruptWaits)
+{
+	aio_context_t ctx = 0;
+	struct sigaction sa = {}, old;
+
+	sa.sa_handler = NopHandler;
+	sigaction(SIGUSR1, &sa, &old);
+	ASSERT_EQ(ukern_io_setup(1, &ctx), 0);
+
+	for (int variant = 0; variant < 3; variant++) {
+		std::atomic<long> ret{ 1 };
+		std::atomic<bool> started{ false };
+		std::thread t([&] {
+			sigset_t block, unblock;
+			struct io_event ev[1];
+			struct timespec neg = { -1, 0 };
+
+			sigemptyset(&block);
+			sigaddset(&block, SIGUSR1);
+			if (variant == 2)
+				pthread_sigmask(SIG_BLOCK, &block, nullptr);
+			sigemptyset(&unblock);
+			struct __aio_sigset s = { &unblock, 8 };
+			started = true;
+			if (variant == 0)
+				ret = ukern_io_getevents(ctx, 1, 1, ev, nullptr);
+			else if (variant == 1)
+				ret = ukern_io_getevents(ctx, 1, 1, ev, &neg); /* infinite */
+			else
+				ret = ukern_io_pgetevents(ctx, 1, 1, ev, nullptr, &s);
+		});
+		while (!started)
+			std::this_thread::yield();
+		for (int i = 0; i < 1000000 && ret == 1; i++) {
+			pthread_kill(t.native_handle(), SIGUSR1);
+			std::this_thread::yield();
+		}
+		t.join();
+		EXPECT_EQ(ret.load(), -EINTR) << variant;
+	}
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	sigaction(SIGUSR1, &old, nullptr);
+}
+
+TEST_F(AioTest, BlockedGeteventsSeesDestroy)
+{
+	aio_context_t ctx = 0;
+	std::atomic<long> ret{ 1 };
+	std::atomic<bool> started{ false };
+
+	ASSERT_EQ(ukern_io_setup(1, &ctx), 0);
+	std::thread t([&] {
+		struct io_event ev[1];
+		started = true;
+		ret = ukern_io_getevents(ctx, 1, 1, ev, nullptr);
+	});
+	while (!started)
+		std::this_thread::yield();
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	t.join();
+	/* woken by kill_ioctx, or never got in: -EINVAL either way */
+	EXPECT_EQ(ret.load(), -EINVAL);
+}
+
+TEST_F(AioTest, EventfdSignalledAfterRing)
+{
+	RegisteredFd dev(&aio_null_file_operations);
+	aio_context_t ctx = 0;
+	int efd = eventfd(0, 0);
+	char buf[8];
+	struct iocb cb[5], *cbs[5];
+
+	ASSERT_EQ(ukern_io_setup(8, &ctx), 0);
+	for (int i = 0; i < 5; i++) {
+		PrepRead(&cb[i], dev.fd(), buf, 8);
+		cb[i].aio_flags = IOCB_FLAG_RESFD;
+		cb[i].aio_resfd = efd;
+		cbs[i] = &cb[i];
+	}
+	ASSERT_EQ(ukern_io_submit(ctx, 5, cbs), 5);
+	uint64_t n = 0;
+	ASSERT_EQ(read(efd, &n, 8), 8);
+	EXPECT_EQ(n, 5u);
+	struct io_event ev[5];
+	struct timespec zero = { 0, 0 };
+	EXPECT_EQ(ukern_io_getevents(ctx, 0, 5, ev, &zero), 5);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	close(efd);
+}
+
+TEST_F(AioTest, EfaultNeverCrashes)
+{
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&aio_null_file_operations);
+
+	ASSERT_EQ(ukern_io_setup(4, &ctx), 0);
+	/* unmapped but user-range pointers */
+	void *hole = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_EQ(ukern_io_submit(ctx, 1, (struct iocb **)hole), -EFAULT);
+	struct iocb *p[1] = { (struct iocb *)hole };
+	EXPECT_EQ(ukern_io_submit(ctx, 1, p), -EFAULT);
+	EXPECT_EQ(ukern_io_setup(1, (aio_context_t *)hole), -EFAULT);
+	EXPECT_EQ(ukern_io_getevents((aio_context_t)hole, 0, 1, nullptr, nullptr), -EINVAL);
+	EXPECT_EQ(ukern_io_cancel(ctx, (struct iocb *)hole, nullptr), -EFAULT);
+	EXPECT_EQ(ukern_io_getevents(ctx, 0, 1, nullptr, (struct timespec *)hole), -EFAULT);
+	munmap(hole, 4096);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
+TEST_F(AioTest, SharedContextStress)
+{
+	RegisteredFd dev(&aio_null_file_operations);
+	aio_context_t ctx = 0;
+	const int nsub = (int)uk::testing::StressThreads();
+	const long per = 2000;
+	std::atomic<long> reaped{ 0 };
+
+	ASSERT_EQ(ukern_io_setup(64, &ctx), 0);
+	std::vector<std::thread> subs;
+	for (int s = 0; s < nsub; s++)
+		subs.emplace_back([&, s] {
+			char buf[8];
+			struct iocb cb, *cbs[1] = { &cb };
+
+			for (long i = 0; i < per;) {
+				PrepRead(&cb, dev.fd(), buf, 8);
+				cb.aio_data = s;
+				long r = ukern_io_submit(ctx, 1, cbs);
+				if (r == 1) {
+					i++;
+				} else {
+					ASSERT_EQ(r, -EAGAIN);
+				}
+				if (r != 1)
+					std::this_thread::yield();
+			}
+		});
+	std::thread reaper([&] {
+		struct io_event ev[32];
+		struct timespec ts = { 1, 0 };
+		while (reaped < nsub * per) {
+			long r = ukern_io_getevents(ctx, 1, 32, ev, &ts);
+			ASSERT_GE(r, 0);
+			for (long i = 0; i < r; i++)
+				ASSERT_EQ(ev[i].res, 8);
+			reaped += r;
+		}
+	});
+	for (auto &t : subs)
+		t.join();
+	reaper.join();
+	EXPECT_EQ(reaped.load(), nsub * per);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
+long RssKb()
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = 0, v;
+
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %ld", &v) == 1 || sscanf(line, "RssShmem: %ld", &v) == 1)
+			kb += v;
+	fclose(f);
+	return kb;
+}
+
+int NrThreads()
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+TEST_F(AioTest, SixtyFourThousandContexts)
+{
+#if defined(UKERN_SANITIZER)
+	const int want = 8192;
+#elif !defined(NDEBUG)
+	const int want = 32768; /* the kernel's linear slot scan is slow at -O0 */
+#else
+	const int want = 65536;
+#endif
+	std::vector<aio_context_t> c;
+	c.reserve(want + 1);
+	{
+		/* start the RCU and workqueue threads before counting */
+		aio_context_t w = 0;
+		ASSERT_EQ(ukern_io_setup(1, &w), 0);
+		ASSERT_EQ(ukern_io_destroy(w), 0);
+		uk::aio::quiesce();
+	}
+	long rss0 = RssKb();
+	struct timespec t0, t1, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int threads0 = NrThreads();
+	long r = 0;
+
+	for (int i = 0; i < want; i++) {
+		aio_context_t x = 0;
+		r = ukern_io_setup(1, &x);
+		if (r)
+			break;
+		c.push_back(x);
+	}
+	long rss1 = RssKb();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if ((int)c.size() == want) {
+		aio_context_t x = 0;
+		/* the next one is over aio_max_nr (65536 x nr 1) only at 64k */
+		if (want == 65536) {
+			EXPECT_EQ(ukern_io_setup(1, &x), -EAGAIN);
+		}
+	} else {
+		/* The kernel too stops at vm.max_map_count (one VMA per ring). */
+		EXPECT_EQ(r, -ENOMEM);
+	}
+	EXPECT_GE((long)c.size(), want - 1000L);
+	EXPECT_EQ(NrThreads(), threads0);
+	double per_ctx = (double)(rss1 - rss0) * 1024 / c.size();
+	RecordProperty("bytes_per_ctx", (int)per_ctx);
+	printf("contexts=%zu rss delta per context=%.0f bytes (ring counted in both mappings)\n",
+	       c.size(), per_ctx);
+#ifndef UKERN_SANITIZER /* shadow memory inflates RSS */
+	EXPECT_LE(per_ctx, 16384.0);
+#endif
+	/* A few by io_destroy, the rest as at process exit (in parallel). */
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(ukern_io_destroy(c[i]), 0);
+	uk::aio::reset_mm_for_test();
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	printf("setup %.2f s, teardown %.2f s\n",
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       (t2.tv_sec - t1.tv_sec) + (t2.tv_nsec - t1.tv_nsec) / 1e9);
+	EXPECT_EQ(aio_nr, 0UL);
+}
+
+}  // namespace

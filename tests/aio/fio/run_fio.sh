@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Runs unmodified fio (ioengine=libaio) against a host file with
+# libukern_aio.so preloaded: plain, O_DIRECT, and userspace_reap. Checks
+# that fio reports no error and that the I/O went through ukern (the
+# LD_DEBUG bindings show io_submit bound to libukern_aio.so).
+# Usage: run_fio.sh /path/to/libukern_aio.so [/usr/bin/fio]
+LIB="$1"
+FIO="${2:-$(command -v fio)}"
+[ -x "$FIO" ] || { echo "fio not found: skipped"; exit 77; }
+DIR=$(mktemp -d /tmp/ukern_fio.XXXXXX) || exit 1
+trap 'rm -rf "$DIR"' EXIT
+set -e
+LD_DEBUG=bindings LD_PRELOAD="$LIB" "$FIO" --name=bind --filename="$DIR/f" --size=256k \
+	--rw=read --bs=4k --ioengine=libaio --iodepth=2 --minimal >/dev/null 2>"$DIR/bind"
+grep -q "normal symbol \`io_submit'" "$DIR/bind"
+grep "normal symbol \`io_submit'" "$DIR/bind" | grep -q libukern_aio
+for opts in "--iodepth=8" "--direct=1 --iodepth=16" \
+	"--userspace_reap=1 --iodepth_batch_complete_min=0 --iodepth=8"; do
+	# shellcheck disable=SC2086
+	LD_PRELOAD="$LIB" "$FIO" --name=ukern --directory="$DIR" --size=4m --rw=randrw \
+		--bs=4k --ioengine=libaio $opts --numjobs=2 --thread --group_reporting \
+		--verify=crc32c --output-format=terse >"$DIR/out"
+	err=$(cut -d';' -f5 "$DIR/out")
+	echo "fio $opts: err=$err"
+	[ "$err" = 0 ]
+done
