@@ -8,17 +8,6 @@
 
 #include "blk-mq-tag.h"
 
-void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
-
-/* Stand-in until the request path defines the real one (weak, so it can). */
-__attribute__((weak)) void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx, bool async)
-{
-	void (*hook)(struct blk_mq_hw_ctx *, bool) = READ_ONCE(blk_mq_run_hw_queue_hook);
-
-	if (hook)
-		hook(hctx, async);
-}
-
 /* A shared tag map's wake batch follows its number of active users. */
 static void blk_mq_update_wake_batch(struct blk_mq_tags *tags, unsigned int users)
 {
@@ -220,17 +209,6 @@ void blk_mq_put_tags(struct blk_mq_tags *tags, int *tag_array, int nr_tags)
 	sbitmap_queue_clear_batch(&tags->bitmap_tags, tags->nr_reserved_tags, tag_array, nr_tags);
 }
 
-static inline bool req_ref_inc_not_zero(struct request *req)
-{
-	return atomic_inc_not_zero(&req->ref);
-}
-
-/* Drops an iterator's reference; the last one belongs to the owner. */
-static inline void blk_mq_put_rq_ref(struct request *rq)
-{
-	WARN_ON_ONCE(atomic_dec_return(&rq->ref) <= 0);
-}
-
 struct bt_iter_data {
 	struct blk_mq_hw_ctx *hctx;
 	struct request_queue *q;
@@ -405,9 +383,9 @@ void blk_mq_tagset_wait_completed_request(struct blk_mq_tag_set *tagset)
 
 /*
  * Every request of @q holding a driver tag. With host-wide tags the shared
- * map is walked once and filtered by queue. (The kernel first takes
- * q_usage_counter so hw queues cannot change underneath; the minimal
- * request_queue here has none, callers keep the queue stable.)
+ * map is walked once and filtered by queue. The kernel takes
+ * q_usage_counter here; in ukern the caller does (blk_mq_timeout_work), so
+ * the tag tests can walk bare queues.
  */
 void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, void *priv)
 {

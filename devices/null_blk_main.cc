@@ -334,27 +334,14 @@ ssize_t null_blk_param_show(const char *name, char *page)
 	return -EINVAL;
 }
 
-/* ---- hooks for the request path (filled in by the blk-mq work) ---- */
-
-__attribute__((weak)) int null_add_dev_blk(struct nullb *nullb)
-{
-	return 0;
-}
-
-__attribute__((weak)) void null_del_dev_blk(struct nullb *nullb)
-{
-}
-
-__attribute__((weak)) int null_update_nr_hw_queues_blk(struct nullb *nullb,
-						       unsigned int nr_hw_queues)
-{
-	return nr_hw_queues;
-}
+/* ---- queue stop/start for throttling ---- */
 
 void null_stop_hw_queues(struct nullb *nullb)
 {
 	WRITE_ONCE(nullb->hw_queues_stopped, true);
 	nullb->nr_queue_stops++;
+	if (nullb->q)
+		blk_mq_stop_hw_queues(nullb->q);
 }
 
 void null_start_stopped_hw_queues(struct nullb *nullb)
@@ -363,6 +350,22 @@ void null_start_stopped_hw_queues(struct nullb *nullb)
 		WRITE_ONCE(nullb->hw_queues_stopped, false);
 		nullb->nr_queue_starts++;
 	}
+	/* null_restart_queue_async() */
+	if (nullb->q)
+		blk_mq_start_stopped_hw_queues(nullb->q, true);
+}
+
+void null_global_queue_params(unsigned int *submit_queues, unsigned int *poll_queues,
+			      unsigned int *hw_queue_depth, int *home_node, bool *no_sched,
+			      bool *shared_tag_bitmap, bool *blocking)
+{
+	*submit_queues = g_submit_queues;
+	*poll_queues = g_poll_queues;
+	*hw_queue_depth = g_hw_queue_depth;
+	*home_node = g_home_node;
+	*no_sched = g_no_sched;
+	*shared_tag_bitmap = g_shared_tag_bitmap;
+	*blocking = g_blocking;
 }
 
 /* ---- fault injection ---- */
@@ -700,6 +703,7 @@ void null_del_dev(struct nullb *nullb)
 		null_start_stopped_hw_queues(nullb);
 		clear_bit(NULLB_DEV_FL_THROTTLED, &dev->flags);
 	}
+	null_free_dev_blk(nullb);
 
 	if (test_bit(NULLB_DEV_FL_CACHE, &dev->flags)) {
 		null_free_device_storage(dev, true);
@@ -1247,6 +1251,7 @@ err_dev:
 		null_destroy_dev(nullb);
 	}
 	mutex_unlock(&lock);
+	null_free_global_tag_set();
 	return ret;
 }
 
@@ -1264,4 +1269,5 @@ void null_exit(void)
 		null_destroy_dev(nullb);
 	}
 	mutex_unlock(&lock);
+	null_free_global_tag_set();
 }

@@ -269,7 +269,7 @@ TEST_F(BlkMqTagTest, Iterators) {
   EXPECT_EQ(seen, (std::vector<int>{(int)got[0], (int)got[1]}));
   for (unsigned t : got) EXPECT_EQ(atomic_read(&rqs[t].ref), 1);
   // Another queue's request on the same tags is filtered out.
-  struct request_queue other = f.q;
+  struct request_queue other = {};
   rqs[got[1]].q = &other;
   seen.clear();
   blk_mq_queue_tag_busy_iter(&f.q, count, &seen);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * blk-mq structures (include/linux/blk-mq.h), reduced to what the tag code
- * (blk/blk-mq-tag.cc) touches. The request path extends them later; keep
- * field names and meanings the kernel's.
+ * blk-mq structures and API (include/linux/blk-mq.h): tag sets, hardware
+ * and software contexts, requests with a driver PDU, and the driver
+ * interface (struct blk_mq_ops). Field names and meanings are the kernel's;
+ * fields nothing here uses are left out.
  */
 #ifndef UK_LINUX_BLK_MQ_H
 #define UK_LINUX_BLK_MQ_H
 
 #include <uk/linux/atomic.h>
 #include <uk/linux/blk_types.h>
+#include <uk/linux/blkdev.h>
+#include <uk/linux/workqueue.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/rcupdate.h>
@@ -39,7 +42,20 @@ enum mq_rq_state {
 typedef __u32 req_flags_t;
 #define RQF_SCHED_TAGS ((req_flags_t)(1U << 5))
 
-/* The part of struct request the tag code needs. */
+enum rq_end_io_ret {
+	RQ_END_IO_NONE,
+	RQ_END_IO_FREE,
+};
+
+typedef enum rq_end_io_ret(rq_end_io_fn)(struct request *, blk_status_t);
+
+#define RQF_STARTED ((req_flags_t)(1U << 1))
+#define RQF_TIMED_OUT ((req_flags_t)(1U << 21))
+
+/*
+ * A block request: preallocated per tag (blk_mq_alloc_rqs), followed in
+ * memory by the driver's PDU of tag_set->cmd_size bytes.
+ */
 struct request {
 	struct request_queue *q;
 	struct blk_mq_ctx *mq_ctx;
@@ -51,9 +67,52 @@ struct request {
 	int tag;
 	int internal_tag;
 
+	unsigned int timeout;
+
+	/* the following two fields are internal, NEVER access directly */
+	unsigned int __data_len; /* total data len */
+	sector_t __sector;	 /* sector cursor */
+
+	struct bio *bio;
+	struct bio *biotail;
+
+	struct list_head queuelist; /* dispatch / requeue / driver lists */
+	struct list_head ipi_list;  /* BLOCK_SOFTIRQ completion list */
+
 	enum mq_rq_state state;
 	atomic_t ref;
+
+	unsigned long deadline;
+
+	rq_end_io_fn *end_io;
+	void *end_io_data;
 };
+
+#define req_op(req) ((enum req_op)((req)->cmd_flags & REQ_OP_MASK))
+
+static inline sector_t blk_rq_pos(const struct request *rq)
+{
+	return rq->__sector;
+}
+
+static inline unsigned int blk_rq_bytes(const struct request *rq)
+{
+	return rq->__data_len;
+}
+
+static inline unsigned int blk_rq_sectors(const struct request *rq)
+{
+	return blk_rq_bytes(rq) >> SECTOR_SHIFT;
+}
+
+static inline bool rq_data_dir_write(const struct request *rq)
+{
+	return op_is_write(req_op(rq));
+}
+
+#define __rq_for_each_bio(_bio, rq) \
+	if ((rq->bio))              \
+		for (_bio = (rq)->bio; _bio; _bio = _bio->bi_next)
 
 static inline enum mq_rq_state blk_mq_rq_state(struct request *rq)
 {
@@ -121,6 +180,42 @@ enum {
 #define BLK_MQ_UNIQUE_TAG_BITS 16
 #define BLK_MQ_UNIQUE_TAG_MASK ((1 << BLK_MQ_UNIQUE_TAG_BITS) - 1)
 
+struct blk_mq_queue_data {
+	struct request *rq;
+	bool last;
+};
+
+enum blk_eh_timer_return {
+	BLK_EH_DONE,
+	BLK_EH_RESET_TIMER,
+};
+
+/* Batched completions from ->poll (unused: requests end one by one). */
+struct io_comp_batch {
+	struct request *req_list;
+	bool need_ts;
+	void (*complete)(struct io_comp_batch *);
+};
+
+struct rq_list {
+	struct request *head;
+	struct request *tail;
+};
+
+struct blk_mq_ops {
+	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *, const struct blk_mq_queue_data *);
+	void (*commit_rqs)(struct blk_mq_hw_ctx *);
+	void (*queue_rqs)(struct rq_list *rqlist);
+	enum blk_eh_timer_return (*timeout)(struct request *);
+	int (*poll)(struct blk_mq_hw_ctx *, struct io_comp_batch *);
+	void (*complete)(struct request *);
+	int (*init_hctx)(struct blk_mq_hw_ctx *, void *, unsigned int);
+	void (*exit_hctx)(struct blk_mq_hw_ctx *, unsigned int);
+	int (*init_request)(struct blk_mq_tag_set *set, struct request *, unsigned int, unsigned int);
+	void (*exit_request)(struct blk_mq_tag_set *set, struct request *, unsigned int);
+	void (*map_queues)(struct blk_mq_tag_set *set);
+};
+
 struct blk_mq_tag_set {
 	const struct blk_mq_ops *ops;
 	struct blk_mq_queue_map map[HCTX_MAX_TYPES];
@@ -139,10 +234,21 @@ struct blk_mq_tag_set {
 
 	struct mutex tag_list_lock;
 	struct list_head tag_list;
+
+	struct blk_mq_srcu srcu; /* BLK_MQ_F_BLOCKING dispatch sections */
 };
 
 struct blk_mq_hw_ctx {
+	/*
+	 * Protects the dispatch list. (The kernel puts these three in their
+	 * own cache line; kmalloc here does not promise that alignment.)
+	 */
+	spinlock_t lock;
+	/* Requests the driver turned away (BLK_STS_*RESOURCE), issued first. */
+	struct list_head dispatch;
 	unsigned long state; /* BLK_MQ_S_* */
+
+	struct delayed_work run_work;
 	void *driver_data;
 
 	struct blk_mq_tags *tags;
@@ -156,43 +262,27 @@ struct blk_mq_hw_ctx {
 
 	unsigned int numa_node;
 	unsigned int queue_num;
+	unsigned short type; /* enum hctx_type */
 
 	/* In-flight driver tags, when the tag set is shared (TAG_QUEUE_SHARED). */
 	atomic_t nr_active;
 
 	/* Software queues mapped here; 0 means "unmapped". */
 	unsigned short nr_ctx;
+	struct blk_mq_ctx **ctxs;
+	/* Which of ctxs[] hold requests. */
+	struct sbitmap ctx_map;
 };
 
 /* Per-CPU software queue. */
 struct blk_mq_ctx {
+	spinlock_t lock;
+	struct list_head rq_lists[HCTX_MAX_TYPES];
+
 	unsigned int cpu;
 	unsigned short index_hw[HCTX_MAX_TYPES];
 	struct blk_mq_hw_ctx *hctxs[HCTX_MAX_TYPES];
 	struct request_queue *queue;
-};
-
-/* queue_flags bits used here. */
-#define QUEUE_FLAG_HCTX_ACTIVE 27
-
-struct request_queue {
-	unsigned long queue_flags;
-	void *elevator; /* non-NULL when an I/O scheduler is attached */
-
-	struct blk_mq_ctx __percpu *queue_ctx;
-	struct blk_mq_hw_ctx **queue_hw_ctx;
-	unsigned int nr_hw_queues;
-
-	struct blk_mq_tag_set *tag_set;
-	struct list_head tag_set_list;
-
-	/* Scheduler tags shared by all hctxs (TAG_HCTX_SHARED + scheduler). */
-	struct blk_mq_tags *sched_shared_tags;
-
-	/* In-flight driver tags of this queue when tags are host-wide. */
-	atomic_t nr_active_requests_shared_tags;
-
-	unsigned int nr_requests;
 };
 
 #define queue_for_each_hw_ctx(q, hctx, i) \
@@ -225,5 +315,75 @@ static inline u16 blk_mq_unique_tag_to_tag(u32 unique_tag)
 {
 	return unique_tag & BLK_MQ_UNIQUE_TAG_MASK;
 }
+
+#define BLK_MQ_RESOURCE_DELAY 3 /* ms */
+
+/* ---- tag sets and queues ---- */
+int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set);
+void blk_mq_free_tag_set(struct blk_mq_tag_set *set);
+/* The default CPU -> hw queue spreading for one map. */
+void blk_mq_map_queues(struct blk_mq_queue_map *qmap);
+struct request_queue *blk_mq_alloc_queue(struct blk_mq_tag_set *set, struct queue_limits *lim,
+					 void *queuedata);
+struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set);
+void blk_mq_destroy_queue(struct request_queue *q);
+void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues);
+
+/* ---- requests ---- */
+static inline void *blk_mq_rq_to_pdu(struct request *rq)
+{
+	return rq + 1;
+}
+
+static inline struct request *blk_mq_rq_from_pdu(void *pdu)
+{
+	return (struct request *)pdu - 1;
+}
+
+struct request *blk_mq_alloc_request(struct request_queue *q, blk_opf_t opf,
+				     blk_mq_req_flags_t flags);
+void blk_mq_free_request(struct request *rq);
+void blk_mq_start_request(struct request *rq);
+void blk_mq_end_request(struct request *rq, blk_status_t error);
+void __blk_mq_end_request(struct request *rq, blk_status_t error);
+bool blk_update_request(struct request *rq, blk_status_t error, unsigned int nr_bytes);
+void blk_mq_complete_request(struct request *rq);
+bool blk_mq_complete_request_remote(struct request *rq);
+void blk_mq_requeue_request(struct request *rq, bool kick_requeue_list);
+void blk_mq_kick_requeue_list(struct request_queue *q);
+void blk_mq_delay_kick_requeue_list(struct request_queue *q, unsigned long msecs);
+/* Executes a passthrough request and waits: its status. */
+blk_status_t blk_execute_rq(struct request *rq, bool at_head);
+
+static inline void blk_mq_set_request_complete(struct request *rq)
+{
+	WRITE_ONCE(rq->state, MQ_RQ_COMPLETE);
+}
+
+/* ---- running, stopping and quiescing ---- */
+void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx, bool async);
+void blk_mq_run_hw_queues(struct request_queue *q, bool async);
+void blk_mq_delay_run_hw_queue(struct blk_mq_hw_ctx *hctx, unsigned long msecs);
+void blk_mq_delay_run_hw_queues(struct request_queue *q, unsigned long msecs);
+void blk_mq_stop_hw_queue(struct blk_mq_hw_ctx *hctx);
+void blk_mq_stop_hw_queues(struct request_queue *q);
+void blk_mq_start_hw_queue(struct blk_mq_hw_ctx *hctx);
+void blk_mq_start_hw_queues(struct request_queue *q);
+void blk_mq_start_stopped_hw_queue(struct blk_mq_hw_ctx *hctx, bool async);
+void blk_mq_start_stopped_hw_queues(struct request_queue *q, bool async);
+bool blk_mq_queue_stopped(struct request_queue *q);
+void blk_mq_quiesce_queue(struct request_queue *q);
+void blk_mq_quiesce_queue_nowait(struct request_queue *q);
+void blk_mq_unquiesce_queue(struct request_queue *q);
+void blk_mq_wait_quiesce_done(struct blk_mq_tag_set *set);
+void blk_mq_freeze_queue(struct request_queue *q);
+void blk_freeze_queue_start(struct request_queue *q);
+void blk_mq_freeze_queue_wait(struct request_queue *q);
+int blk_mq_freeze_queue_wait_timeout(struct request_queue *q, unsigned long timeout);
+void blk_mq_unfreeze_queue(struct request_queue *q);
+
+/* ---- polling ---- */
+int blk_mq_poll(struct request_queue *q, blk_qc_t cookie, struct io_comp_batch *iob,
+		unsigned int flags);
 
 #endif /* UK_LINUX_BLK_MQ_H */

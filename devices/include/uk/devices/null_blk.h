@@ -13,7 +13,9 @@
 #include <uk/linux/badblocks.h>
 #include <uk/linux/bio.h>
 #include <uk/linux/bitmap.h>
+#include <uk/linux/blk-mq.h>
 #include <uk/linux/blk_types.h>
+#include <uk/linux/blkdev.h>
 #include <uk/linux/fault-inject.h>
 #include <uk/linux/hrtimer.h>
 #include <uk/linux/list.h>
@@ -68,8 +70,23 @@ struct nullb_fault_config {
 };
 
 struct nullb;
-struct blk_mq_tag_set;
-struct request_queue;
+
+/* The per-request PDU (tag_set->cmd_size). */
+struct nullb_cmd {
+	blk_status_t error;
+	bool fake_timeout;
+	struct nullb_queue *nq;
+	struct hrtimer timer; /* irqmode 2 completion */
+};
+
+/* One per hardware context (hctx->driver_data). */
+struct nullb_queue {
+	struct nullb_device *dev;
+	unsigned int requeue_selection;
+
+	struct list_head poll_list; /* started requests of a poll hctx */
+	spinlock_t poll_lock;
+};
 
 struct nullb_device {
 	struct nullb *nullb;
@@ -127,8 +144,11 @@ struct nullb {
 	struct list_head list;
 	unsigned int index;
 	struct request_queue *q;          /* set by null_add_dev_blk() */
-	struct blk_mq_tag_set *tag_set;   /* set by null_add_dev_blk() */
-	void *blk_private;                /* request-path state, owned by it */
+	struct gendisk *disk;
+	struct blk_mq_tag_set *tag_set;   /* &__tag_set, or the global one (shared_tags) */
+	struct blk_mq_tag_set __tag_set;
+	struct nullb_queue *queues;
+	unsigned int nr_queues;
 	atomic_long_t cur_bytes;          /* throttling budget left this tick */
 	struct hrtimer bw_timer;
 	unsigned long cache_flush_pos;
@@ -183,18 +203,25 @@ struct nullb *null_find_dev_by_name(const char *name);
 unsigned int null_nr_devices(void);
 
 /*
- * Hooks for the blk-mq request path. null_add_dev() calls
- * null_add_dev_blk() after validation, storage/badblocks/throttle setup and
- * naming: it must build the tag set (nullb->dev->shared_tags: the global
- * one), queues, request_queue and set nullb->q/tag_set; nonzero aborts the
- * power-on. null_del_dev() calls null_del_dev_blk() first. Until the
- * request path exists they do nothing. null_update_nr_hw_queues_blk() is
- * the live submit_queues/poll_queues change (blk_mq_update_nr_hw_queues);
- * it returns the resulting number of hw queues.
+ * The blk-mq side (null_blk_mq.cc). null_add_dev() calls null_add_dev_blk()
+ * after validation and naming: tag set (dev->shared_tags: the global one),
+ * nullb_queues, request queue + gendisk, add_disk() (so the disk can be
+ * found with uk::blkdev_lookup(disk_name)). null_del_dev() calls
+ * null_del_dev_blk() (del_gendisk: drains I/O) first and
+ * null_free_dev_blk() (put_disk, tag set, queues) after stopping the bw
+ * timer. null_update_nr_hw_queues_blk() is the live submit_queues /
+ * poll_queues change; it returns the resulting number of hw queues.
  */
 int null_add_dev_blk(struct nullb *nullb);
 void null_del_dev_blk(struct nullb *nullb);
+void null_free_dev_blk(struct nullb *nullb);
 int null_update_nr_hw_queues_blk(struct nullb *nullb, unsigned int nr_hw_queues);
+/* Module exit: frees the global tag set (shared_tags) if it was built. */
+void null_free_global_tag_set(void);
+/* The module parameters the global tag set is built from. */
+void null_global_queue_params(unsigned int *submit_queues, unsigned int *poll_queues,
+			      unsigned int *hw_queue_depth, int *home_node, bool *no_sched,
+			      bool *shared_tag_bitmap, bool *blocking);
 /* blk_mq_stop_hw_queues / blk_mq_start_stopped_hw_queues for throttling. */
 void null_stop_hw_queues(struct nullb *nullb);
 void null_start_stopped_hw_queues(struct nullb *nullb);

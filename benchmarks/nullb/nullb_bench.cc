@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Suite "nullb": the block path end to end on an emulated null_blk.
+// - BM_NullbIoIrqmode0: one 4 KiB write through blkdev_rw -> bio ->
+//   blk_mq_submit_bio -> blk_mq_get_tag -> null_queue_rq -> inline
+//   completion -> bio_endio -> callback, one thread.
+// - BM_NullbBioIrqmode0: the same from submit_bio() with a reused bio
+//   (blk-mq tags + null_blk only).
+// - BM_NullbIops/<depth>/<scheme>: the 6.2 sbitmap wake-up patch's fio run
+//   in miniature: N submitters, each keeping 64 random 4 KiB writes in
+//   flight (async, completion callback) on a single-hctx nullb (irqmode=1)
+//   with hw_queue_depth 2..64, v6.1 wake-ups vs today's; and
+//   BM_NullbIopsShared: 20 hctx sharing one tag bitmap, 2 x N submitters.
+//   A summary prints today/v6.1 per depth.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <uk/devices/null_blk.h>
+#include <uk/linux/blk-mq.h>
+#include <uk/linux/blkdev.h>
+#include <uk/linux/sbitmap.h>
+#include <uk/shim/cpu.h>
+#include <uk/shim/ctxsw.h>
+
+#include "benchmain.h"
+
+namespace {
+
+struct block_device *LoadNullb(const char *params) {
+  null_exit();
+  null_blk_reset_module_params();
+  if (null_blk_module_params(params) || null_init()) {
+    std::fprintf(stderr, "nullb: cannot create device with '%s'\n", params);
+    std::abort();
+  }
+  return uk::blkdev_lookup("nullb0");
+}
+
+void Unload(struct block_device *b) {
+  uk::blkdev_put(b);
+  null_exit();
+  null_blk_reset_module_params();
+}
+
+void count_done(void *priv, long res) {
+  ++*static_cast<long *>(priv);
+}
+
+void BM_NullbIoIrqmode0(benchmark::State &state) {
+  struct block_device *b = LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+  alignas(4096) static char buf[4096];
+  struct iovec iov = {buf, sizeof(buf)};
+  long done = 0;
+  loff_t pos = 0;
+  for (auto _ : state) {
+    blkdev_rw(b, pos, &iov, 1, BLKDEV_RW_WRITE, count_done, &done);
+    pos = (pos + 4096) & ((1 << 28) - 1);
+  }
+  if (done != (long)state.iterations()) state.SkipWithError("lost completions");
+  Unload(b);
+}
+BENCHMARK(BM_NullbIoIrqmode0);
+
+void bio_done(struct bio *bio) {
+  ++*static_cast<long *>(bio->bi_private);
+}
+
+void BM_NullbBioIrqmode0(benchmark::State &state) {
+  struct block_device *b = LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+  alignas(4096) static char buf[4096];
+  struct bio *bio = bio_alloc(b, 1, REQ_OP_WRITE, GFP_KERNEL);
+  long done = 0;
+  sector_t sector = 0;
+  for (auto _ : state) {
+    bio_init(bio, b, bio->bi_inline_vecs, 1, REQ_OP_WRITE);
+    __bio_add_page(bio, virt_to_page(buf), 4096, 0);
+    bio->bi_iter.bi_sector = sector;
+    bio->bi_end_io = bio_done;
+    bio->bi_private = &done;
+    submit_bio(bio);
+    sector = (sector + 8) & ((1 << 19) - 1);
+  }
+  if (done != (long)state.iterations()) state.SkipWithError("lost completions");
+  bio_put(bio);
+  Unload(b);
+}
+BENCHMARK(BM_NullbBioIrqmode0);
+
+unsigned Submitters() {
+  unsigned n = 2 * std::thread::hardware_concurrency();
+  return std::clamp(n, 2u, 20u);
+}
+
+// One submitter keeping `qd` writes in flight until `stop`.
+struct Submitter {
+  std::atomic<int> inflight{0};
+  std::atomic<long> completed{0};
+};
+
+void sub_done(void *priv, long res) {
+  Submitter *s = static_cast<Submitter *>(priv);
+  s->completed.fetch_add(1, std::memory_order_relaxed);
+  if (s->inflight.fetch_sub(1, std::memory_order_release) == 64)
+    s->inflight.notify_one();
+}
+
+struct IopsResult {
+  double iops = 0;
+  double wakeups_per_kio = 0;
+};
+
+IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double seconds) {
+  std::vector<Submitter> subs(nthreads);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  const u64 span_blocks = (uk::blkdev_size(b) >> 12) - 1;
+  uk::CtxswCounts c0 = uk::ctxsw_counts_process();
+  auto t0 = std::chrono::steady_clock::now();
+  for (unsigned t = 0; t < nthreads; t++) {
+    ts.emplace_back([&, t] {
+      if (pin) uk::pin_thread_to_cpu(t % nr_cpu_ids);
+      alignas(4096) static thread_local char buf[4096];
+      struct iovec iov = {buf, sizeof(buf)};
+      Submitter &s = subs[t];
+      u64 x = 88172645463325252ULL + t;
+      while (!stop.load(std::memory_order_relaxed)) {
+        int cur = s.inflight.load(std::memory_order_acquire);
+        if (cur >= 64) {
+          s.inflight.wait(cur, std::memory_order_acquire);
+          continue;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.inflight.fetch_add(1, std::memory_order_relaxed);
+        ssize_t r = blkdev_rw(b, (loff_t)(x % span_blocks) << 12, &iov, 1, BLKDEV_RW_WRITE,
+                              sub_done, &s);
+        if (r != -EIOCBQUEUED) std::abort();
+      }
+      while (s.inflight.load(std::memory_order_acquire)) {
+        int cur = s.inflight.load(std::memory_order_acquire);
+        if (cur) s.inflight.wait(cur, std::memory_order_acquire);
+      }
+      if (pin) uk::pin_thread_to_cpu(-1);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));  // the measured interval
+  long n0 = 0;
+  for (auto &s : subs) n0 += s.completed.load();
+  double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stop = true;
+  for (auto &s : subs) s.inflight.notify_all();
+  for (auto &t : ts) t.join();
+  uk::CtxswCounts c = uk::ctxsw_counts_process() - c0;
+  IopsResult r;
+  r.iops = n0 / el;
+  r.wakeups_per_kio = n0 ? 1000.0 * c.voluntary / n0 : 0;
+  return r;
+}
+
+std::map<std::pair<int, int>, std::map<int, IopsResult>> g_best;  // (shared, depth) -> scheme
+
+void SetScheme(struct block_device *b, int scheme) {
+  struct request_queue *q = bdev_get_queue(b);
+  struct blk_mq_tags *tags = q->tag_set->shared_tags ? q->tag_set->shared_tags
+                                                     : q->queue_hw_ctx[0]->tags;
+  sbitmap_queue_set_wake_scheme(&tags->bitmap_tags, (enum sbq_wake_scheme)scheme);
+}
+
+// irqmode for the IOPS runs: UKERN_NULLB_IRQMODE (default 0, see docs/bench/nullb.md).
+int IrqMode() {
+  const char *e = getenv("UKERN_NULLB_IRQMODE");
+  return e ? atoi(e) : 0;
+}
+
+double Seconds() { return uk::bench::full ? 2.0 : 0.25; }
+
+void BM_NullbIops(benchmark::State &state) {
+  const int depth = state.range(0), scheme = state.range(1);
+  char params[160];
+  snprintf(params, sizeof(params),
+           "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d", IrqMode(), depth);
+  IopsResult r;
+  for (auto _ : state) {
+    struct block_device *b = LoadNullb(params);
+    SetScheme(b, scheme);
+    r = RunIops(b, Submitters(), false, Seconds());
+    Unload(b);
+    state.SetIterationTime(Seconds());
+  }
+  state.counters["submitters"] = Submitters();
+  state.counters["iops"] = r.iops;
+  state.counters["wakeups_per_kio"] = r.wakeups_per_kio;
+  state.SetLabel(scheme == SBQ_WAKE_V61 ? "v6.1" : "today");
+  IopsResult &best = g_best[{0, depth}][scheme];
+  if (r.iops > best.iops) best = r;
+}
+
+void BM_NullbIopsShared(benchmark::State &state) {
+  const int depth = state.range(0), scheme = state.range(1);
+  const unsigned saved = nr_cpu_ids;
+  uk::set_nr_cpu_ids(20);
+  char params[200];
+  snprintf(params, sizeof(params),
+           "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
+           "hw_queue_depth=%d",
+           IrqMode(), depth);
+  IopsResult r;
+  for (auto _ : state) {
+    struct block_device *b = LoadNullb(params);
+    SetScheme(b, scheme);
+    r = RunIops(b, 2 * Submitters(), true, Seconds());
+    Unload(b);
+    state.SetIterationTime(Seconds());
+  }
+  uk::set_nr_cpu_ids(saved);
+  state.counters["submitters"] = 2 * Submitters();
+  state.counters["iops"] = r.iops;
+  state.counters["wakeups_per_kio"] = r.wakeups_per_kio;
+  state.SetLabel(scheme == SBQ_WAKE_V61 ? "v6.1" : "today");
+  IopsResult &best = g_best[{1, depth}][scheme];
+  if (r.iops > best.iops) best = r;
+}
+
+void BM_NullbIopsSummary(benchmark::State &state) {
+  for (auto _ : state) {
+  }
+  static bool printed;
+  if (printed) return;
+  printed = true;
+  for (int shared : {0, 1}) {
+    std::printf("\nnullb %s, %u submitters x 64 in flight, 4 KiB random writes, irqmode=%d "
+                "(best IOPS of the repetitions)\n",
+                shared ? "20 hctx sharing one tag bitmap" : "single hctx",
+                shared ? 2 * Submitters() : Submitters(), IrqMode());
+    std::printf("%6s %12s %12s %10s %14s %14s\n", "depth", "v6.1", "today", "today/v6.1",
+                "v6.1 wk/kIO", "today wk/kIO");
+    for (auto &[key, m] : g_best) {
+      if (key.first != shared) continue;
+      IopsResult o = m[SBQ_WAKE_V61], n = m[SBQ_WAKE_CURRENT];
+      std::printf("%6d %12.0f %12.0f %10.3f %14.1f %14.1f\n", key.second, o.iops, n.iops,
+                  o.iops > 0 ? n.iops / o.iops : 0.0, o.wakeups_per_kio, n.wakeups_per_kio);
+    }
+  }
+  std::fflush(stdout);
+}
+
+void RegisterIops() {
+  for (int depth : {2, 4, 8, 16, 32, 64})
+    for (int scheme : {SBQ_WAKE_V61, SBQ_WAKE_CURRENT})
+      benchmark::RegisterBenchmark("BM_NullbIops", BM_NullbIops)
+          ->Args({depth, scheme})
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+  for (int depth : {2, 4, 8, 16, 32, 64})
+    for (int scheme : {SBQ_WAKE_V61, SBQ_WAKE_CURRENT})
+      benchmark::RegisterBenchmark("BM_NullbIopsShared", BM_NullbIopsShared)
+          ->Args({depth, scheme})
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_NullbIopsSummary", BM_NullbIopsSummary)->Iterations(1);
+}
+uk::bench::Registrar reg(RegisterIops);
+
+}  // namespace

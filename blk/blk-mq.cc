@@ -1,0 +1,1997 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * block/blk-mq.c: tag sets, request queues, hardware and software
+ * contexts, the request life cycle (allocation, direct issue, dispatch,
+ * requeue, completion in the submitter's softirq context, timeouts),
+ * freezing, quiescing and polling. No I/O scheduler, no plugging: a bio
+ * becomes one request that is issued directly (DESIGN.md, "the path of
+ * one I/O"). Also the bits of block/blk-timeout.c and blk-softirq it uses.
+ */
+#include <mutex>
+
+#include <uk/linux/completion.h>
+#include <uk/linux/delay.h>
+#include <uk/linux/err.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/interrupt.h>
+#include <uk/linux/jiffies.h>
+#include <uk/linux/kernel.h>
+#include <uk/linux/sched.h>
+#include <uk/linux/slab.h>
+
+#include "blk-mq-tag.h"
+#include "blk-mq.h"
+
+struct workqueue_struct *kblockd_workqueue;
+void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
+
+/* Requests completed in BLOCK_SOFTIRQ, per CPU (list_head + irqs off, as in v5.10). */
+static DEFINE_PER_CPU(struct list_head, blk_cpu_done);
+
+static void blk_done_softirq(void);
+
+void blk_mq_init_once(void)
+{
+	static std::once_flag once;
+
+	std::call_once(once, [] {
+		int i;
+
+		for_each_possible_cpu(i)
+			INIT_LIST_HEAD(&per_cpu(blk_cpu_done, i));
+		open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
+		kblockd_workqueue = alloc_workqueue("kblockd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+		BUG_ON(!kblockd_workqueue);
+	});
+}
+
+int kblockd_schedule_work(struct work_struct *work)
+{
+	return queue_work(kblockd_workqueue, work);
+}
+
+int kblockd_mod_delayed_work_on(int cpu, struct delayed_work *dwork, unsigned long delay)
+{
+	return mod_delayed_work_on(cpu, kblockd_workqueue, dwork, delay);
+}
+
+/* ---- software queues: pending bits and insertion ---- */
+
+static bool blk_mq_hctx_has_pending(struct blk_mq_hw_ctx *hctx)
+{
+	return !list_empty_careful(&hctx->dispatch) || sbitmap_any_bit_set(&hctx->ctx_map);
+}
+
+static void blk_mq_hctx_mark_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
+{
+	const int bit = ctx->index_hw[hctx->type];
+
+	if (!sbitmap_test_bit(&hctx->ctx_map, bit))
+		sbitmap_set_bit(&hctx->ctx_map, bit);
+}
+
+/* Puts @rq on the hctx dispatch list, issued before anything else. */
+static void blk_mq_request_bypass_insert(struct request *rq, unsigned int flags)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	spin_lock(&hctx->lock);
+	if (flags & BLK_MQ_INSERT_AT_HEAD)
+		list_add(&rq->queuelist, &hctx->dispatch);
+	else
+		list_add_tail(&rq->queuelist, &hctx->dispatch);
+	spin_unlock(&hctx->lock);
+}
+
+void blk_mq_insert_request(struct request *rq, unsigned int flags)
+{
+	struct blk_mq_ctx *ctx = rq->mq_ctx;
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	if (flags & BLK_MQ_INSERT_AT_HEAD) {
+		/* Requeued requests go first (no scheduler to ask). */
+		blk_mq_request_bypass_insert(rq, flags);
+		return;
+	}
+	spin_lock(&ctx->lock);
+	list_add_tail(&rq->queuelist, &ctx->rq_lists[hctx->type]);
+	blk_mq_hctx_mark_pending(hctx, ctx);
+	spin_unlock(&ctx->lock);
+}
+
+struct flush_busy_ctx_data {
+	struct blk_mq_hw_ctx *hctx;
+	struct list_head *list;
+};
+
+static bool flush_busy_ctx(struct sbitmap *sb, unsigned int bitnr, void *data)
+{
+	struct flush_busy_ctx_data *flush_data = (struct flush_busy_ctx_data *)data;
+	struct blk_mq_hw_ctx *hctx = flush_data->hctx;
+	struct blk_mq_ctx *ctx = hctx->ctxs[bitnr];
+	enum hctx_type type = (enum hctx_type)hctx->type;
+
+	spin_lock(&ctx->lock);
+	list_splice_tail_init(&ctx->rq_lists[type], flush_data->list);
+	sbitmap_clear_bit(sb, bitnr);
+	spin_unlock(&ctx->lock);
+	return true;
+}
+
+/* Moves every software queue's requests for @hctx onto @list. */
+static void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list)
+{
+	struct flush_busy_ctx_data data = {
+		.hctx = hctx,
+		.list = list,
+	};
+
+	sbitmap_for_each_set(&hctx->ctx_map, flush_busy_ctx, &data);
+}
+
+/* ---- request allocation and freeing ---- */
+
+static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data,
+					  struct blk_mq_tags *tags, unsigned int tag)
+{
+	struct blk_mq_ctx *ctx = data->ctx;
+	struct blk_mq_hw_ctx *hctx = data->hctx;
+	struct request_queue *q = data->q;
+	struct request *rq = tags->static_rqs[tag];
+
+	rq->q = q;
+	rq->mq_ctx = ctx;
+	rq->mq_hctx = hctx;
+	rq->cmd_flags = data->cmd_flags;
+	rq->rq_flags = data->rq_flags;
+	rq->tag = tag;
+	rq->internal_tag = BLK_MQ_NO_TAG;
+	rq->timeout = 0;
+	rq->__data_len = 0;
+	rq->__sector = (sector_t)-1;
+	rq->bio = rq->biotail = NULL;
+	rq->end_io = NULL;
+	rq->end_io_data = NULL;
+	INIT_LIST_HEAD(&rq->queuelist);
+	req_ref_set(rq, 1);
+	return rq;
+}
+
+static struct request *__blk_mq_alloc_requests(struct blk_mq_alloc_data *data)
+{
+	struct request_queue *q = data->q;
+	unsigned int tag;
+
+retry:
+	data->ctx = blk_mq_get_ctx(q);
+	data->hctx = blk_mq_map_queue(data->cmd_flags, data->ctx);
+
+	if (!(data->rq_flags & RQF_SCHED_TAGS))
+		blk_mq_tag_busy(data->hctx);
+
+	tag = blk_mq_get_tag(data);
+	if (tag == BLK_MQ_NO_TAG) {
+		if (data->flags & BLK_MQ_REQ_NOWAIT)
+			return NULL;
+		/* The hctx went inactive under us: give the CPU a moment, retry. */
+		msleep(3);
+		goto retry;
+	}
+
+	if (!(data->rq_flags & RQF_SCHED_TAGS))
+		blk_mq_inc_active_requests(data->hctx);
+	return blk_mq_rq_ctx_init(data, blk_mq_tags_from_data(data), tag);
+}
+
+struct request *blk_mq_alloc_request(struct request_queue *q, blk_opf_t opf,
+				     blk_mq_req_flags_t flags)
+{
+	struct blk_mq_alloc_data data = {
+		.q = q,
+		.flags = flags,
+		.shallow_depth = 0,
+		.cmd_flags = opf,
+		.rq_flags = 0,
+		.nr_tags = 1,
+		.ctx = NULL,
+		.hctx = NULL,
+	};
+	struct request *rq;
+	int ret;
+
+	ret = blk_queue_enter(q, flags);
+	if (ret)
+		return (struct request *)ERR_PTR(ret);
+
+	rq = __blk_mq_alloc_requests(&data);
+	if (!rq) {
+		blk_queue_exit(q);
+		return (struct request *)ERR_PTR(-EWOULDBLOCK);
+	}
+	return rq;
+}
+
+void __blk_mq_free_request(struct request *rq)
+{
+	struct request_queue *q = rq->q;
+	struct blk_mq_ctx *ctx = rq->mq_ctx;
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+	const int sched_tag = rq->internal_tag;
+
+	rq->mq_hctx = NULL;
+	if (rq->tag != (int)BLK_MQ_NO_TAG) {
+		blk_mq_dec_active_requests(hctx);
+		blk_mq_put_tag(hctx->tags, ctx, rq->tag);
+	}
+	if (sched_tag != (int)BLK_MQ_NO_TAG)
+		blk_mq_put_tag(hctx->sched_tags, ctx, sched_tag);
+	blk_mq_sched_restart(hctx);
+	blk_queue_exit(q);
+}
+
+void blk_mq_free_request(struct request *rq)
+{
+	WRITE_ONCE(rq->state, MQ_RQ_IDLE);
+	if (req_ref_put_and_test(rq))
+		__blk_mq_free_request(rq);
+}
+
+/* Drops an iterator's reference; the last one frees the request. */
+void blk_mq_put_rq_ref(struct request *rq)
+{
+	if (req_ref_put_and_test(rq))
+		__blk_mq_free_request(rq);
+}
+
+/* ---- completion ---- */
+
+static void req_bio_endio(struct request *rq, struct bio *bio, unsigned int nbytes,
+			  blk_status_t error)
+{
+	if (unlikely(error))
+		bio->bi_status = error;
+
+	bio_advance(bio, nbytes);
+	if (bio->bi_iter.bi_size == 0)
+		bio_endio(bio);
+}
+
+/*
+ * Completes @nr_bytes of @req's bios (each fully done bio gets bio_endio)
+ * and returns true while bytes remain.
+ */
+bool blk_update_request(struct request *req, blk_status_t error, unsigned int nr_bytes)
+{
+	unsigned int total_bytes = 0;
+
+	if (!req->bio)
+		return false;
+
+	while (req->bio) {
+		struct bio *bio = req->bio;
+		unsigned int bio_bytes = min(bio->bi_iter.bi_size, nr_bytes);
+
+		if (bio_bytes == bio->bi_iter.bi_size)
+			req->bio = bio->bi_next;
+
+		req_bio_endio(req, bio, bio_bytes, error);
+
+		total_bytes += bio_bytes;
+		nr_bytes -= bio_bytes;
+		if (!nr_bytes)
+			break;
+	}
+
+	if (!req->bio) {
+		req->__data_len = 0;
+		return false;
+	}
+
+	req->__data_len -= total_bytes;
+	req->__sector += total_bytes >> SECTOR_SHIFT;
+	return true;
+}
+
+inline void __blk_mq_end_request(struct request *rq, blk_status_t error)
+{
+	if (rq->end_io) {
+		if (rq->end_io(rq, error) == RQ_END_IO_FREE)
+			blk_mq_free_request(rq);
+	} else {
+		blk_mq_free_request(rq);
+	}
+}
+
+void blk_mq_end_request(struct request *rq, blk_status_t error)
+{
+	if (blk_update_request(rq, error, blk_rq_bytes(rq)))
+		BUG();
+	__blk_mq_end_request(rq, error);
+}
+
+static void blk_complete_reqs(struct list_head *list)
+{
+	while (!list_empty(list)) {
+		struct request *rq = list_first_entry(list, struct request, ipi_list);
+
+		list_del_init(&rq->ipi_list);
+		rq->q->mq_ops->complete(rq);
+	}
+}
+
+static void blk_done_softirq(void)
+{
+	LIST_HEAD(local_list);
+
+	local_irq_disable();
+	list_splice_init(this_cpu_ptr(&blk_cpu_done), &local_list);
+	local_irq_enable();
+
+	blk_complete_reqs(&local_list);
+}
+
+/* On the target CPU, in its hardirq context (the IPI) or with irqs off. */
+static void blk_mq_queue_softirq_done(struct request *rq)
+{
+	struct list_head *list = this_cpu_ptr(&blk_cpu_done);
+
+	list_add_tail(&rq->ipi_list, list);
+	/* The first entry raises; later ones ride along. */
+	if (list->next == &rq->ipi_list)
+		raise_softirq_irqoff(BLOCK_SOFTIRQ);
+}
+
+static void __blk_mq_complete_request_remote(void *data)
+{
+	blk_mq_queue_softirq_done((struct request *)data);
+}
+
+/*
+ * Every virtual CPU is its own cache domain here, so only the submitting
+ * CPU itself completes without an IPI.
+ */
+static inline bool cpus_share_cache(int this_cpu, int that_cpu)
+{
+	return this_cpu == that_cpu;
+}
+
+static inline bool blk_mq_complete_need_ipi(struct request *rq)
+{
+	int cpu = raw_smp_processor_id();
+
+	if (!test_bit(QUEUE_FLAG_SAME_COMP, &rq->q->queue_flags))
+		return false;
+
+	/* Same CPU, or sharing a cache and not forced: complete here. */
+	if (cpu == (int)rq->mq_ctx->cpu ||
+	    (!test_bit(QUEUE_FLAG_SAME_FORCE, &rq->q->queue_flags) &&
+	     cpus_share_cache(cpu, rq->mq_ctx->cpu)))
+		return false;
+
+	return (unsigned int)rq->mq_ctx->cpu < nr_cpu_ids;
+}
+
+static void blk_mq_complete_send_ipi(struct request *rq)
+{
+	smp_call_function_single(rq->mq_ctx->cpu, __blk_mq_complete_request_remote, rq, 0);
+}
+
+static void blk_mq_raise_softirq(struct request *rq)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	blk_mq_queue_softirq_done(rq);
+	local_irq_restore(flags);
+}
+
+/*
+ * Sends the completion where it belongs: false if the caller should run
+ * ->complete itself (single software queue on this CPU, or polled).
+ */
+bool blk_mq_complete_request_remote(struct request *rq)
+{
+	WRITE_ONCE(rq->state, MQ_RQ_COMPLETE);
+
+	if ((rq->mq_hctx->nr_ctx == 1 && (int)rq->mq_ctx->cpu == raw_smp_processor_id()) ||
+	    rq->cmd_flags & REQ_POLLED)
+		return false;
+
+	if (blk_mq_complete_need_ipi(rq)) {
+		blk_mq_complete_send_ipi(rq);
+		return true;
+	}
+
+	if (rq->q->nr_hw_queues == 1) {
+		blk_mq_raise_softirq(rq);
+		return true;
+	}
+	return false;
+}
+
+void blk_mq_complete_request(struct request *rq)
+{
+	if (!blk_mq_complete_request_remote(rq))
+		rq->q->mq_ops->complete(rq);
+}
+
+/* ---- start, requeue ---- */
+
+void blk_mq_start_request(struct request *rq)
+{
+	WARN_ON_ONCE(blk_mq_rq_state(rq) != MQ_RQ_IDLE);
+
+	blk_add_timer(rq);
+	WRITE_ONCE(rq->state, MQ_RQ_IN_FLIGHT);
+
+	if (rq->bio && rq->bio->bi_opf & REQ_POLLED)
+		WRITE_ONCE(rq->bio->bi_cookie, rq->mq_hctx->queue_num);
+}
+
+static void __blk_mq_requeue_request(struct request *rq)
+{
+	if (blk_mq_request_started(rq)) {
+		WRITE_ONCE(rq->state, MQ_RQ_IDLE);
+		rq->rq_flags &= ~RQF_TIMED_OUT;
+	}
+}
+
+static void blk_mq_add_to_requeue_list(struct request *rq, unsigned int insert_flags)
+{
+	struct request_queue *q = rq->q;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->requeue_lock, flags);
+	if (insert_flags & BLK_MQ_INSERT_AT_HEAD)
+		list_add(&rq->queuelist, &q->requeue_list);
+	else
+		list_add_tail(&rq->queuelist, &q->requeue_list);
+	spin_unlock_irqrestore(&q->requeue_lock, flags);
+}
+
+void blk_mq_requeue_request(struct request *rq, bool kick_requeue_list)
+{
+	__blk_mq_requeue_request(rq);
+	blk_mq_add_to_requeue_list(rq, BLK_MQ_INSERT_AT_HEAD);
+	if (kick_requeue_list)
+		blk_mq_kick_requeue_list(rq->q);
+}
+
+static void blk_mq_requeue_work(struct work_struct *work)
+{
+	struct request_queue *q = container_of(work, struct request_queue, requeue_work.work);
+	LIST_HEAD(rq_list);
+
+	spin_lock_irq(&q->requeue_lock);
+	list_splice_init(&q->requeue_list, &rq_list);
+	spin_unlock_irq(&q->requeue_lock);
+
+	while (!list_empty(&rq_list)) {
+		struct request *rq = list_entry(rq_list.next, struct request, queuelist);
+
+		list_del_init(&rq->queuelist);
+		blk_mq_insert_request(rq, 0);
+	}
+
+	blk_mq_run_hw_queues(q, false);
+}
+
+void blk_mq_kick_requeue_list(struct request_queue *q)
+{
+	kblockd_mod_delayed_work_on(WORK_CPU_UNBOUND, &q->requeue_work, 0);
+}
+
+void blk_mq_delay_kick_requeue_list(struct request_queue *q, unsigned long msecs)
+{
+	kblockd_mod_delayed_work_on(WORK_CPU_UNBOUND, &q->requeue_work, msecs_to_jiffies(msecs));
+}
+
+/* ---- dispatch ---- */
+
+enum prep_dispatch {
+	PREP_DISPATCH_OK,
+	PREP_DISPATCH_NO_TAG,
+	PREP_DISPATCH_NO_BUDGET,
+};
+
+/* Without a scheduler the request already holds its driver tag. */
+static bool blk_mq_get_driver_tag(struct request *rq)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	if (rq->tag == (int)BLK_MQ_NO_TAG)
+		return false;
+	hctx->tags->rqs[rq->tag] = rq;
+	return true;
+}
+
+static void blk_mq_handle_dev_resource(struct request *rq, struct list_head *list)
+{
+	list_add(&rq->queuelist, list);
+	__blk_mq_requeue_request(rq);
+}
+
+static void blk_mq_commit_rqs(struct blk_mq_hw_ctx *hctx, int queued, bool from_schedule)
+{
+	if (hctx->queue->mq_ops->commit_rqs && queued)
+		hctx->queue->mq_ops->commit_rqs(hctx);
+}
+
+/*
+ * Hands the requests on @list to ->queue_rq. What the driver turns away
+ * goes back on hctx->dispatch, with a re-run arranged: false then.
+ */
+bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
+			     unsigned int nr_budgets)
+{
+	enum prep_dispatch prep = PREP_DISPATCH_OK;
+	struct request_queue *q = hctx->queue;
+	struct request *rq;
+	int queued;
+	blk_status_t ret = BLK_STS_OK;
+	bool needs_resource = false;
+
+	if (list_empty(list))
+		return false;
+
+	queued = 0;
+	do {
+		struct blk_mq_queue_data bd;
+
+		rq = list_first_entry(list, struct request, queuelist);
+
+		WARN_ON_ONCE(hctx != rq->mq_hctx);
+		if (!blk_mq_get_driver_tag(rq)) {
+			prep = PREP_DISPATCH_NO_TAG;
+			break;
+		}
+
+		list_del_init(&rq->queuelist);
+
+		bd.rq = rq;
+		bd.last = list_empty(list);
+
+		ret = q->mq_ops->queue_rq(hctx, &bd);
+		switch (ret) {
+		case BLK_STS_OK:
+			queued++;
+			break;
+		case BLK_STS_RESOURCE:
+			needs_resource = true;
+			fallthrough;
+		case BLK_STS_DEV_RESOURCE:
+			blk_mq_handle_dev_resource(rq, list);
+			goto out;
+		default:
+			blk_mq_end_request(rq, ret);
+		}
+	} while (!list_empty(list));
+out:
+	if (!list_empty(list) || ret != BLK_STS_OK)
+		blk_mq_commit_rqs(hctx, queued, false);
+
+	if (!list_empty(list)) {
+		bool needs_restart;
+
+		spin_lock(&hctx->lock);
+		list_splice_tail_init(list, &hctx->dispatch);
+		spin_unlock(&hctx->lock);
+
+		/*
+		 * Order the dispatch list update before reading
+		 * SCHED_RESTART: pairs with the barrier in
+		 * __blk_mq_sched_restart() (a completion either sees the
+		 * list or we see its cleared bit).
+		 */
+		smp_mb();
+
+		needs_restart = blk_mq_sched_needs_restart(hctx);
+		if (!needs_restart || prep == PREP_DISPATCH_NO_TAG)
+			blk_mq_run_hw_queue(hctx, true);
+		else if (needs_resource)
+			blk_mq_delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY);
+		return false;
+	}
+	return true;
+}
+
+static void __blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
+{
+	LIST_HEAD(rq_list);
+
+	if (!list_empty_careful(&hctx->dispatch)) {
+		spin_lock(&hctx->lock);
+		if (!list_empty(&hctx->dispatch))
+			list_splice_init(&hctx->dispatch, &rq_list);
+		spin_unlock(&hctx->lock);
+	}
+
+	/*
+	 * Leftovers first. Mark for a restart so that the next completion
+	 * re-runs us if the driver is still busy.
+	 */
+	if (!list_empty(&rq_list)) {
+		blk_mq_sched_mark_restart_hctx(hctx);
+		if (!blk_mq_dispatch_rq_list(hctx, &rq_list, 0))
+			return;
+	}
+
+	blk_mq_flush_busy_ctxs(hctx, &rq_list);
+	blk_mq_dispatch_rq_list(hctx, &rq_list, 0);
+}
+
+void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
+{
+	struct request_queue *q = hctx->queue;
+
+	if (unlikely(blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(q)))
+		return;
+
+	__blk_mq_sched_dispatch_requests(hctx);
+}
+
+void __blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)
+{
+	clear_bit(BLK_MQ_S_SCHED_RESTART, &hctx->state);
+
+	/*
+	 * Order the clear before looking at the dispatch list: pairs with
+	 * the smp_mb() in blk_mq_dispatch_rq_list().
+	 */
+	smp_mb__after_atomic();
+	blk_mq_run_hw_queue(hctx, true);
+}
+
+static bool blk_mq_hw_queue_need_run(struct blk_mq_hw_ctx *hctx)
+{
+	bool need_run;
+
+	/* A quiesced queue is run again by blk_mq_unquiesce_queue(). */
+	blk_mq_run_dispatch_ops(hctx->queue,
+		need_run = !blk_queue_quiesced(hctx->queue) && blk_mq_hctx_has_pending(hctx));
+	return need_run;
+}
+
+void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx, bool async)
+{
+	void (*hook)(struct blk_mq_hw_ctx *, bool) = READ_ONCE(blk_mq_run_hw_queue_hook);
+
+	if (unlikely(hook)) {
+		hook(hctx, async);
+		return;
+	}
+
+	if (!blk_mq_hw_queue_need_run(hctx))
+		return;
+
+	/* Not allowed to block here, or asked not to: let kblockd do it. */
+	if (async || ((hctx->flags & BLK_MQ_F_BLOCKING) && (in_atomic() || irqs_disabled()))) {
+		blk_mq_delay_run_hw_queue(hctx, 0);
+		return;
+	}
+
+	blk_mq_run_dispatch_ops(hctx->queue, blk_mq_sched_dispatch_requests(hctx));
+}
+
+void blk_mq_run_hw_queues(struct request_queue *q, bool async)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		if (blk_mq_hctx_stopped(hctx))
+			continue;
+		blk_mq_run_hw_queue(hctx, async);
+	}
+}
+
+void blk_mq_delay_run_hw_queue(struct blk_mq_hw_ctx *hctx, unsigned long msecs)
+{
+	if (unlikely(blk_mq_hctx_stopped(hctx)))
+		return;
+	kblockd_mod_delayed_work_on(WORK_CPU_UNBOUND, &hctx->run_work, msecs_to_jiffies(msecs));
+}
+
+void blk_mq_delay_run_hw_queues(struct request_queue *q, unsigned long msecs)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		if (blk_mq_hctx_stopped(hctx))
+			continue;
+		/* Leave a pending immediate run alone. */
+		if (delayed_work_pending(&hctx->run_work) &&
+		    !timer_pending(&hctx->run_work.timer))
+			continue;
+		blk_mq_delay_run_hw_queue(hctx, msecs);
+	}
+}
+
+static void blk_mq_run_work_fn(struct work_struct *work)
+{
+	struct blk_mq_hw_ctx *hctx = container_of(work, struct blk_mq_hw_ctx, run_work.work);
+
+	blk_mq_run_dispatch_ops(hctx->queue, blk_mq_sched_dispatch_requests(hctx));
+}
+
+bool blk_mq_queue_stopped(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		if (blk_mq_hctx_stopped(hctx))
+			return true;
+	return false;
+}
+
+void blk_mq_stop_hw_queue(struct blk_mq_hw_ctx *hctx)
+{
+	cancel_delayed_work(&hctx->run_work);
+	set_bit(BLK_MQ_S_STOPPED, &hctx->state);
+}
+
+void blk_mq_stop_hw_queues(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		blk_mq_stop_hw_queue(hctx);
+}
+
+void blk_mq_start_hw_queue(struct blk_mq_hw_ctx *hctx)
+{
+	clear_bit(BLK_MQ_S_STOPPED, &hctx->state);
+	blk_mq_run_hw_queue(hctx, false);
+}
+
+void blk_mq_start_hw_queues(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		blk_mq_start_hw_queue(hctx);
+}
+
+void blk_mq_start_stopped_hw_queue(struct blk_mq_hw_ctx *hctx, bool async)
+{
+	if (!blk_mq_hctx_stopped(hctx))
+		return;
+
+	clear_bit(BLK_MQ_S_STOPPED, &hctx->state);
+	/*
+	 * Order the clear before the dispatch list check in the run: pairs
+	 * with the smp_mb() in blk_mq_hctx_stopped().
+	 */
+	smp_mb__after_atomic();
+	blk_mq_run_hw_queue(hctx, async);
+}
+
+void blk_mq_start_stopped_hw_queues(struct request_queue *q, bool async)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		blk_mq_start_stopped_hw_queue(hctx, async);
+}
+
+/* ---- direct issue ---- */
+
+static blk_status_t __blk_mq_issue_directly(struct blk_mq_hw_ctx *hctx, struct request *rq,
+					    bool last)
+{
+	struct request_queue *q = rq->q;
+	struct blk_mq_queue_data bd = {
+		.rq = rq,
+		.last = last,
+	};
+	blk_status_t ret;
+
+	ret = q->mq_ops->queue_rq(hctx, &bd);
+	switch (ret) {
+	case BLK_STS_OK:
+		break;
+	case BLK_STS_RESOURCE:
+	case BLK_STS_DEV_RESOURCE:
+		__blk_mq_requeue_request(rq);
+		break;
+	default:
+		break;
+	}
+	return ret;
+}
+
+static void blk_mq_try_issue_directly(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	blk_status_t ret;
+
+	if (blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(rq->q)) {
+		blk_mq_insert_request(rq, 0);
+		return;
+	}
+
+	if (!blk_mq_get_driver_tag(rq)) {
+		blk_mq_insert_request(rq, 0);
+		blk_mq_run_hw_queue(hctx, rq->cmd_flags & REQ_NOWAIT);
+		return;
+	}
+
+	ret = __blk_mq_issue_directly(hctx, rq, true);
+	switch (ret) {
+	case BLK_STS_OK:
+		break;
+	case BLK_STS_RESOURCE:
+	case BLK_STS_DEV_RESOURCE:
+		blk_mq_request_bypass_insert(rq, 0);
+		blk_mq_run_hw_queue(hctx, false);
+		break;
+	default:
+		blk_mq_end_request(rq, ret);
+		break;
+	}
+}
+
+static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned int nr_segs)
+{
+	if (bio->bi_opf & REQ_RAHEAD)
+		rq->cmd_flags |= REQ_FAILFAST_MASK;
+
+	rq->__sector = bio->bi_iter.bi_sector;
+	rq->__data_len = bio->bi_iter.bi_size;
+	rq->bio = rq->biotail = bio;
+	bio->bi_next = NULL;
+}
+
+/*
+ * The bio path: one request per bio, its tag from blk_mq_get_tag() (may
+ * sleep unless REQ_NOWAIT), issued directly to the driver.
+ */
+void blk_mq_submit_bio(struct bio *bio)
+{
+	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	struct blk_mq_alloc_data data = {
+		.q = q,
+		.flags = 0,
+		.shallow_depth = 0,
+		.cmd_flags = bio->bi_opf,
+		.rq_flags = 0,
+		.nr_tags = 1,
+		.ctx = NULL,
+		.hctx = NULL,
+	};
+	struct request *rq;
+
+	if (bio->bi_opf & REQ_NOWAIT)
+		data.flags |= BLK_MQ_REQ_NOWAIT;
+
+	if (unlikely(bio_queue_enter(bio)))
+		return;
+
+	rq = __blk_mq_alloc_requests(&data);
+	if (unlikely(!rq)) {
+		blk_queue_exit(q);
+		if (bio->bi_opf & REQ_NOWAIT)
+			bio_wouldblock_error(bio);
+		else
+			bio_io_error(bio);
+		return;
+	}
+
+	blk_mq_bio_to_request(rq, bio, 1);
+
+	blk_mq_run_dispatch_ops(q, blk_mq_try_issue_directly(rq->mq_hctx, rq));
+}
+
+/* Runs a driver-private request and waits for it. */
+struct blk_rq_wait {
+	struct completion done;
+	blk_status_t ret;
+};
+
+static enum rq_end_io_ret blk_end_sync_rq(struct request *rq, blk_status_t ret)
+{
+	struct blk_rq_wait *wait = (struct blk_rq_wait *)rq->end_io_data;
+
+	wait->ret = ret;
+	complete(&wait->done);
+	return RQ_END_IO_NONE;
+}
+
+blk_status_t blk_execute_rq(struct request *rq, bool at_head)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+	struct blk_rq_wait wait;
+
+	init_completion(&wait.done);
+	wait.ret = BLK_STS_OK;
+	rq->end_io_data = &wait;
+	rq->end_io = blk_end_sync_rq;
+
+	blk_mq_insert_request(rq, at_head ? BLK_MQ_INSERT_AT_HEAD : 0);
+	blk_mq_run_hw_queue(hctx, false);
+
+	if (rq->cmd_flags & REQ_POLLED) {
+		while (!completion_done(&wait.done)) {
+			blk_mq_poll(rq->q, hctx->queue_num, NULL, 0);
+			cond_resched();
+		}
+	}
+	wait_for_completion_io(&wait.done);
+	return wait.ret;
+}
+
+/* ---- timeouts (block/blk-timeout.c + blk-mq.c) ---- */
+
+/* Rounded up to a whole second so the queue timer is rarely touched. */
+static unsigned long blk_rq_timeout(unsigned long timeout)
+{
+	unsigned long maxt = round_jiffies_up(jiffies + 5 * HZ);
+
+	if (time_after(timeout, maxt))
+		timeout = maxt;
+	return timeout;
+}
+
+void blk_add_timer(struct request *req)
+{
+	struct request_queue *q = req->q;
+	unsigned long expiry;
+
+	if (!req->timeout)
+		req->timeout = q->rq_timeout;
+
+	req->rq_flags &= ~RQF_TIMED_OUT;
+
+	expiry = jiffies + req->timeout;
+	WRITE_ONCE(req->deadline, expiry);
+
+	expiry = blk_rq_timeout(round_jiffies_up(expiry));
+
+	if (!timer_pending(&q->timeout) || time_before(expiry, READ_ONCE(q->timeout.expires))) {
+		unsigned long diff = READ_ONCE(q->timeout.expires) - expiry;
+
+		/* Only move an armed timer for a change of half a second or more. */
+		if (!timer_pending(&q->timeout) || (diff >= HZ / 2))
+			mod_timer(&q->timeout, expiry);
+	}
+}
+
+void blk_rq_timed_out_timer(struct timer_list *t)
+{
+	struct request_queue *q = from_timer(q, t, timeout);
+
+	kblockd_schedule_work(&q->timeout_work);
+}
+
+struct blk_expired_data {
+	bool has_timedout_rq;
+	unsigned long next;
+	unsigned long timeout_start;
+};
+
+static bool blk_mq_req_expired(struct request *rq, struct blk_expired_data *expired)
+{
+	unsigned long deadline;
+
+	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+		return false;
+	if (rq->rq_flags & RQF_TIMED_OUT)
+		return false;
+
+	deadline = READ_ONCE(rq->deadline);
+	if (time_after_eq(expired->timeout_start, deadline))
+		return true;
+
+	if (expired->next == 0)
+		expired->next = deadline;
+	else if (time_after(expired->next, deadline))
+		expired->next = deadline;
+	return false;
+}
+
+static void blk_mq_rq_timed_out(struct request *req)
+{
+	req->rq_flags |= RQF_TIMED_OUT;
+	if (req->q->mq_ops->timeout) {
+		enum blk_eh_timer_return ret;
+
+		ret = req->q->mq_ops->timeout(req);
+		if (ret == BLK_EH_DONE)
+			return;
+		WARN_ON_ONCE(ret != BLK_EH_RESET_TIMER);
+	}
+
+	blk_add_timer(req);
+}
+
+static bool blk_mq_check_expired(struct request *rq, void *priv)
+{
+	struct blk_expired_data *expired = (struct blk_expired_data *)priv;
+
+	/* One expired request is enough to start handling; stop there. */
+	if (blk_mq_req_expired(rq, expired)) {
+		expired->has_timedout_rq = true;
+		return false;
+	}
+	return true;
+}
+
+static bool blk_mq_handle_expired(struct request *rq, void *priv)
+{
+	struct blk_expired_data *expired = (struct blk_expired_data *)priv;
+
+	if (blk_mq_req_expired(rq, expired))
+		blk_mq_rq_timed_out(rq);
+	return true;
+}
+
+void blk_mq_timeout_work(struct work_struct *work)
+{
+	struct request_queue *q = container_of(work, struct request_queue, timeout_work);
+	struct blk_expired_data expired = {
+		.has_timedout_rq = false,
+		.next = 0,
+		.timeout_start = jiffies,
+	};
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	/* A frozen-and-drained queue has nothing to time out. */
+	if (!percpu_ref_tryget(&q->q_usage_counter))
+		return;
+
+	blk_mq_queue_tag_busy_iter(q, blk_mq_check_expired, &expired);
+	if (expired.has_timedout_rq) {
+		/*
+		 * Let dispatch sections that may still be starting one of
+		 * these requests finish first, then time them out.
+		 */
+		blk_mq_wait_quiesce_done(q->tag_set);
+
+		expired.next = 0;
+		blk_mq_queue_tag_busy_iter(q, blk_mq_handle_expired, &expired);
+	}
+
+	if (expired.next != 0) {
+		mod_timer(&q->timeout, expired.next);
+	} else {
+		/* Nothing in flight: shared-tag users go idle. */
+		queue_for_each_hw_ctx(q, hctx, i) {
+			if (blk_mq_hw_queue_mapped(hctx))
+				blk_mq_tag_idle(hctx);
+		}
+	}
+	blk_queue_exit(q);
+}
+
+/* ---- freezing and quiescing ---- */
+
+void blk_queue_usage_counter_release(struct percpu_ref *ref)
+{
+	struct request_queue *q = container_of(ref, struct request_queue, q_usage_counter);
+
+	wake_up_all(&q->mq_freeze_wq);
+}
+
+void blk_freeze_queue_start(struct request_queue *q)
+{
+	mutex_lock(&q->mq_freeze_lock);
+	if (++q->mq_freeze_depth == 1) {
+		percpu_ref_kill(&q->q_usage_counter);
+		mutex_unlock(&q->mq_freeze_lock);
+		blk_mq_run_hw_queues(q, false);
+	} else {
+		mutex_unlock(&q->mq_freeze_lock);
+	}
+}
+
+void blk_mq_freeze_queue_wait(struct request_queue *q)
+{
+	wait_event(q->mq_freeze_wq, percpu_ref_is_zero(&q->q_usage_counter));
+}
+
+int blk_mq_freeze_queue_wait_timeout(struct request_queue *q, unsigned long timeout)
+{
+	return wait_event_timeout(q->mq_freeze_wq, percpu_ref_is_zero(&q->q_usage_counter),
+				  timeout);
+}
+
+void blk_mq_freeze_queue(struct request_queue *q)
+{
+	blk_freeze_queue_start(q);
+	blk_mq_freeze_queue_wait(q);
+}
+
+void blk_mq_unfreeze_queue(struct request_queue *q)
+{
+	mutex_lock(&q->mq_freeze_lock);
+	q->mq_freeze_depth--;
+	WARN_ON_ONCE(q->mq_freeze_depth < 0);
+	if (!q->mq_freeze_depth) {
+		percpu_ref_resurrect(&q->q_usage_counter);
+		wake_up_all(&q->mq_freeze_wq);
+	}
+	mutex_unlock(&q->mq_freeze_lock);
+}
+
+void blk_mq_quiesce_queue_nowait(struct request_queue *q)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->queue_lock, flags);
+	if (!q->quiesce_depth++)
+		blk_queue_flag_set(QUEUE_FLAG_QUIESCED, q);
+	spin_unlock_irqrestore(&q->queue_lock, flags);
+}
+
+static void blk_mq_synchronize_srcu(struct blk_mq_srcu *sp)
+{
+	/* The QUIESCED store is visible before we read the count: pairs with blk_mq_srcu_read_lock(). */
+	smp_mb();
+	wait_event(sp->wq, atomic_read(&sp->readers) == 0);
+}
+
+/* Waits until every dispatch section that might miss QUIESCED is over. */
+void blk_mq_wait_quiesce_done(struct blk_mq_tag_set *set)
+{
+	if (set->flags & BLK_MQ_F_BLOCKING)
+		blk_mq_synchronize_srcu(&set->srcu);
+	else
+		synchronize_rcu();
+}
+
+void blk_mq_quiesce_queue(struct request_queue *q)
+{
+	blk_mq_quiesce_queue_nowait(q);
+	blk_mq_wait_quiesce_done(q->tag_set);
+}
+
+void blk_mq_unquiesce_queue(struct request_queue *q)
+{
+	unsigned long flags;
+	bool run_queue = false;
+
+	spin_lock_irqsave(&q->queue_lock, flags);
+	if (WARN_ON_ONCE(q->quiesce_depth <= 0)) {
+		;
+	} else if (!--q->quiesce_depth) {
+		blk_queue_flag_clear(QUEUE_FLAG_QUIESCED, q);
+		run_queue = true;
+	}
+	spin_unlock_irqrestore(&q->queue_lock, flags);
+
+	/* Dispatch whatever was queued while quiesced. */
+	if (run_queue)
+		blk_mq_run_hw_queues(q, true);
+}
+
+/* ---- polling ---- */
+
+int blk_mq_poll(struct request_queue *q, blk_qc_t cookie, struct io_comp_batch *iob,
+		unsigned int flags)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned int spins = 0;
+	int ret;
+
+	if (cookie >= q->nr_hw_queues)
+		return 0;
+	hctx = q->queue_hw_ctx[cookie];
+	if (!q->mq_ops->poll)
+		return 0;
+
+	/*
+	 * The kernel spins until need_resched(); with no scheduler tick here
+	 * a bounded spin stands in for it. Callers poll again as they like.
+	 */
+	do {
+		ret = q->mq_ops->poll(hctx, iob);
+		if (ret > 0)
+			return ret;
+		if (ret < 0 || (flags & BLK_POLL_ONESHOT))
+			break;
+		cpu_relax();
+	} while (++spins < 1024);
+	return 0;
+}
+
+/* ---- request memory ---- */
+
+struct blk_mq_rq_chunk {
+	struct list_head lru;
+	char data[];
+};
+
+/* Requests are cache-line sized apart (the chunk itself is kmalloc aligned). */
+static size_t blk_mq_rq_size(struct blk_mq_tag_set *set)
+{
+	return round_up(sizeof(struct request) + set->cmd_size, L1_CACHE_BYTES);
+}
+
+static void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
+			    unsigned int hctx_idx)
+{
+	struct blk_mq_rq_chunk *chunk, *tmp;
+
+	if (tags->static_rqs && set->ops->exit_request) {
+		unsigned int i;
+
+		for (i = 0; i < tags->nr_tags; i++) {
+			struct request *rq = tags->static_rqs[i];
+
+			if (!rq)
+				continue;
+			set->ops->exit_request(set, rq, hctx_idx);
+			tags->static_rqs[i] = NULL;
+		}
+	}
+
+	list_for_each_entry_safe(chunk, tmp, &tags->page_list, lru) {
+		list_del_init(&chunk->lru);
+		kfree(chunk);
+	}
+}
+
+static void blk_mq_free_rq_map(struct blk_mq_tag_set *set, struct blk_mq_tags *tags)
+{
+	kfree(tags->rqs);
+	tags->rqs = NULL;
+	kfree(tags->static_rqs);
+	tags->static_rqs = NULL;
+
+	blk_mq_free_tags(set, tags);
+}
+
+static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set,
+					       unsigned int hctx_idx, unsigned int nr_tags,
+					       unsigned int reserved_tags)
+{
+	int node = set->numa_node;
+	struct blk_mq_tags *tags;
+
+	tags = blk_mq_init_tags(nr_tags, reserved_tags, set->flags, node);
+	if (!tags)
+		return NULL;
+
+	tags->rqs = (struct request **)kcalloc_node(nr_tags, sizeof(struct request *),
+						    GFP_NOIO | __GFP_NOWARN, node);
+	if (!tags->rqs)
+		goto err_free_tags;
+
+	tags->static_rqs = (struct request **)kcalloc_node(nr_tags, sizeof(struct request *),
+							   GFP_NOIO | __GFP_NOWARN, node);
+	if (!tags->static_rqs)
+		goto err_free_rqs;
+
+	return tags;
+
+err_free_rqs:
+	kfree(tags->rqs);
+err_free_tags:
+	blk_mq_free_tags(set, tags);
+	return NULL;
+}
+
+static int blk_mq_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			       unsigned int hctx_idx, int node)
+{
+	int ret;
+
+	if (set->ops->init_request) {
+		ret = set->ops->init_request(set, rq, hctx_idx, node);
+		if (ret)
+			return ret;
+	}
+
+	WRITE_ONCE(rq->state, MQ_RQ_IDLE);
+	INIT_LIST_HEAD(&rq->queuelist);
+	INIT_LIST_HEAD(&rq->ipi_list);
+	return 0;
+}
+
+/* Preallocates one request (+ PDU) per tag, all in one zeroed chunk. */
+static int blk_mq_alloc_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
+			    unsigned int hctx_idx, unsigned int depth)
+{
+	size_t rq_size = blk_mq_rq_size(set);
+	struct blk_mq_rq_chunk *chunk;
+	unsigned int i;
+
+	chunk = (struct blk_mq_rq_chunk *)kzalloc(sizeof(*chunk) + rq_size * depth, GFP_NOIO);
+	if (!chunk)
+		return -ENOMEM;
+	list_add_tail(&chunk->lru, &tags->page_list);
+
+	for (i = 0; i < depth; i++) {
+		struct request *rq = (struct request *)(chunk->data + i * rq_size);
+
+		tags->static_rqs[i] = rq;
+		if (blk_mq_init_request(set, rq, hctx_idx, set->numa_node)) {
+			tags->static_rqs[i] = NULL;
+			goto fail;
+		}
+	}
+	return 0;
+
+fail:
+	blk_mq_free_rqs(set, tags, hctx_idx);
+	return -ENOMEM;
+}
+
+static struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set,
+						    unsigned int hctx_idx, unsigned int depth)
+{
+	struct blk_mq_tags *tags;
+	int ret;
+
+	tags = blk_mq_alloc_rq_map(set, hctx_idx, depth, set->reserved_tags);
+	if (!tags)
+		return NULL;
+
+	ret = blk_mq_alloc_rqs(set, tags, hctx_idx, depth);
+	if (ret) {
+		blk_mq_free_rq_map(set, tags);
+		return NULL;
+	}
+	return tags;
+}
+
+static void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
+				    unsigned int hctx_idx)
+{
+	if (tags) {
+		blk_mq_free_rqs(set, tags, hctx_idx);
+		blk_mq_free_rq_map(set, tags);
+	}
+}
+
+static bool __blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set, int hctx_idx)
+{
+	if (blk_mq_is_shared_tags(set->flags)) {
+		set->tags[hctx_idx] = set->shared_tags;
+		return true;
+	}
+
+	set->tags[hctx_idx] = blk_mq_alloc_map_and_rqs(set, hctx_idx, set->queue_depth);
+	return set->tags[hctx_idx];
+}
+
+static void __blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, unsigned int hctx_idx)
+{
+	if (!blk_mq_is_shared_tags(set->flags))
+		blk_mq_free_map_and_rqs(set, set->tags[hctx_idx], hctx_idx);
+	set->tags[hctx_idx] = NULL;
+}
+
+static int __blk_mq_alloc_rq_maps(struct blk_mq_tag_set *set)
+{
+	int i;
+
+	if (blk_mq_is_shared_tags(set->flags)) {
+		set->shared_tags = blk_mq_alloc_map_and_rqs(set, BLK_MQ_NO_HCTX_IDX,
+							    set->queue_depth);
+		if (!set->shared_tags)
+			return -ENOMEM;
+	}
+
+	for (i = 0; i < (int)set->nr_hw_queues; i++) {
+		if (!__blk_mq_alloc_map_and_rqs(set, i))
+			goto out_unwind;
+		cond_resched();
+	}
+	return 0;
+
+out_unwind:
+	while (--i >= 0)
+		__blk_mq_free_map_and_rqs(set, i);
+
+	if (blk_mq_is_shared_tags(set->flags)) {
+		blk_mq_free_map_and_rqs(set, set->shared_tags, BLK_MQ_NO_HCTX_IDX);
+		set->shared_tags = NULL;
+	}
+	return -ENOMEM;
+}
+
+/* ---- queue maps ---- */
+
+/*
+ * Spreads the CPUs over the map's queues in consecutive groups (what
+ * group_cpus_evenly() gives on a flat topology).
+ */
+void blk_mq_map_queues(struct blk_mq_queue_map *qmap)
+{
+	unsigned int cpu;
+
+	if (!qmap->nr_queues) {
+		for_each_possible_cpu(cpu)
+			qmap->mq_map[cpu] = qmap->queue_offset;
+		return;
+	}
+	for_each_possible_cpu(cpu) {
+		unsigned int q = cpu < nr_cpu_ids ? cpu * qmap->nr_queues / nr_cpu_ids : 0;
+
+		qmap->mq_map[cpu] = qmap->queue_offset + q;
+	}
+}
+
+static void blk_mq_update_queue_map(struct blk_mq_tag_set *set)
+{
+	if (set->nr_maps == 1)
+		set->map[HCTX_TYPE_DEFAULT].nr_queues = set->nr_hw_queues;
+
+	if (set->ops->map_queues) {
+		unsigned int i;
+
+		/* A driver's map must start from a clean slate. */
+		for (i = 0; i < set->nr_maps; i++) {
+			unsigned int cpu;
+
+			for_each_possible_cpu(cpu)
+				set->map[i].mq_map[cpu] = 0;
+		}
+		set->ops->map_queues(set);
+	} else {
+		BUG_ON(set->nr_maps > 1);
+		blk_mq_map_queues(&set->map[HCTX_TYPE_DEFAULT]);
+	}
+}
+
+int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set)
+{
+	unsigned int i;
+	int ret;
+
+	blk_mq_init_once();
+
+	if (!set->nr_hw_queues)
+		return -EINVAL;
+	if (!set->queue_depth)
+		return -EINVAL;
+	if (set->queue_depth < set->reserved_tags + BLK_MQ_TAG_MIN)
+		return -EINVAL;
+	if (!set->ops || !set->ops->queue_rq)
+		return -EINVAL;
+	if (set->queue_depth > BLK_MQ_MAX_DEPTH) {
+		pr_info("blk-mq: reduced tag depth to %u\n", BLK_MQ_MAX_DEPTH);
+		set->queue_depth = BLK_MQ_MAX_DEPTH;
+	}
+
+	if (!set->nr_maps)
+		set->nr_maps = 1;
+	else if (set->nr_maps > HCTX_MAX_TYPES)
+		return -EINVAL;
+
+	/* More hw queues than CPUs would leave some without a CPU. */
+	if (set->nr_maps == 1 && set->nr_hw_queues > nr_cpu_ids)
+		set->nr_hw_queues = nr_cpu_ids;
+
+	if (set->flags & BLK_MQ_F_BLOCKING) {
+		atomic_set(&set->srcu.readers, 0);
+		init_waitqueue_head(&set->srcu.wq);
+	}
+
+	set->tags = (struct blk_mq_tags **)kcalloc_node(set->nr_hw_queues,
+							sizeof(struct blk_mq_tags *), GFP_KERNEL,
+							set->numa_node);
+	if (!set->tags)
+		return -ENOMEM;
+
+	ret = -ENOMEM;
+	for (i = 0; i < set->nr_maps; i++) {
+		set->map[i].mq_map = (unsigned int *)kcalloc_node(
+			nr_cpu_ids > NR_CPUS ? nr_cpu_ids : NR_CPUS, sizeof(set->map[i].mq_map[0]),
+			GFP_KERNEL, set->numa_node);
+		if (!set->map[i].mq_map)
+			goto out_free_mq_map;
+		set->map[i].nr_queues = set->nr_hw_queues;
+	}
+
+	blk_mq_update_queue_map(set);
+
+	ret = __blk_mq_alloc_rq_maps(set);
+	if (ret)
+		goto out_free_mq_map;
+
+	mutex_init(&set->tag_list_lock);
+	INIT_LIST_HEAD(&set->tag_list);
+	return 0;
+
+out_free_mq_map:
+	for (i = 0; i < set->nr_maps; i++) {
+		kfree(set->map[i].mq_map);
+		set->map[i].mq_map = NULL;
+	}
+	kfree(set->tags);
+	set->tags = NULL;
+	return ret;
+}
+
+void blk_mq_free_tag_set(struct blk_mq_tag_set *set)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < set->nr_hw_queues; i++)
+		__blk_mq_free_map_and_rqs(set, i);
+
+	if (blk_mq_is_shared_tags(set->flags)) {
+		blk_mq_free_map_and_rqs(set, set->shared_tags, BLK_MQ_NO_HCTX_IDX);
+		set->shared_tags = NULL;
+	}
+
+	for (j = 0; j < set->nr_maps; j++) {
+		kfree(set->map[j].mq_map);
+		set->map[j].mq_map = NULL;
+	}
+
+	kfree(set->tags);
+	set->tags = NULL;
+}
+
+/* ---- hardware and software contexts ---- */
+
+static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q,
+					       struct blk_mq_tag_set *set, int node)
+{
+	struct blk_mq_hw_ctx *hctx;
+
+	hctx = (struct blk_mq_hw_ctx *)kzalloc_node(sizeof(*hctx), GFP_KERNEL, node);
+	if (!hctx)
+		return NULL;
+
+	spin_lock_init(&hctx->lock);
+	INIT_LIST_HEAD(&hctx->dispatch);
+	INIT_DELAYED_WORK(&hctx->run_work, blk_mq_run_work_fn);
+	hctx->queue = q;
+	hctx->flags = set->flags & ~BLK_MQ_F_TAG_QUEUE_SHARED;
+	hctx->numa_node = node;
+
+	hctx->ctxs = (struct blk_mq_ctx **)kcalloc_node(nr_cpu_ids, sizeof(void *), GFP_KERNEL,
+							node);
+	if (!hctx->ctxs)
+		goto free_hctx;
+
+	if (sbitmap_init_node(&hctx->ctx_map, nr_cpu_ids, ilog2(8), GFP_KERNEL, node, false,
+			      false))
+		goto free_ctxs;
+	hctx->nr_ctx = 0;
+	return hctx;
+
+free_ctxs:
+	kfree(hctx->ctxs);
+free_hctx:
+	kfree(hctx);
+	return NULL;
+}
+
+static int blk_mq_init_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
+			    struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
+{
+	hctx->queue_num = hctx_idx;
+	hctx->tags = set->tags[hctx_idx];
+
+	if (set->ops->init_hctx && set->ops->init_hctx(hctx, set->driver_data, hctx_idx))
+		return -1;
+	return 0;
+}
+
+static void blk_mq_exit_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
+			     struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
+{
+	if (blk_mq_hw_queue_mapped(hctx))
+		blk_mq_tag_idle(hctx);
+	if (set->ops->exit_hctx)
+		set->ops->exit_hctx(hctx, hctx_idx);
+}
+
+static void blk_mq_free_hctx(struct blk_mq_hw_ctx *hctx)
+{
+	sbitmap_free(&hctx->ctx_map);
+	kfree(hctx->ctxs);
+	kfree(hctx);
+}
+
+static void blk_mq_init_cpu_queues(struct request_queue *q, unsigned int nr_hw_queues)
+{
+	unsigned int i, j;
+
+	for_each_possible_cpu(i) {
+		struct blk_mq_ctx *__ctx = per_cpu_ptr(q->queue_ctx, i);
+
+		__ctx->cpu = i;
+		spin_lock_init(&__ctx->lock);
+		for (j = 0; j < HCTX_MAX_TYPES; j++)
+			INIT_LIST_HEAD(&__ctx->rq_lists[j]);
+		__ctx->queue = q;
+	}
+}
+
+/* Wires every CPU's software queue to its hardware queue, per map type. */
+static void blk_mq_map_swqueue(struct request_queue *q)
+{
+	unsigned int j, hctx_idx;
+	unsigned long i;
+	struct blk_mq_hw_ctx *hctx;
+	struct blk_mq_ctx *ctx;
+	struct blk_mq_tag_set *set = q->tag_set;
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		hctx->nr_ctx = 0;
+		hctx->type = HCTX_TYPE_DEFAULT;
+	}
+
+	for (i = 0; i < nr_cpu_ids; i++) {
+		ctx = per_cpu_ptr(q->queue_ctx, i);
+		for (j = 0; j < set->nr_maps; j++) {
+			if (!set->map[j].nr_queues) {
+				ctx->hctxs[j] = blk_mq_map_queue_type(q, HCTX_TYPE_DEFAULT, i);
+				continue;
+			}
+			hctx_idx = set->map[j].mq_map[i];
+			hctx = blk_mq_map_queue_type(q, (enum hctx_type)j, i);
+			ctx->hctxs[j] = hctx;
+
+			/* A CPU may map to the same hctx through several types. */
+			if (hctx->nr_ctx && hctx->ctxs[hctx->nr_ctx - 1] == ctx)
+				continue;
+
+			hctx->type = j;
+			ctx->index_hw[hctx->type] = hctx->nr_ctx;
+			hctx->ctxs[hctx->nr_ctx++] = ctx;
+			(void)hctx_idx;
+		}
+
+		for (; j < HCTX_MAX_TYPES; j++)
+			ctx->hctxs[j] = blk_mq_map_queue_type(q, HCTX_TYPE_DEFAULT, i);
+	}
+	for (i = nr_cpu_ids; i < NR_CPUS; i++) {
+		ctx = per_cpu_ptr(q->queue_ctx, i);
+		for (j = 0; j < HCTX_MAX_TYPES; j++)
+			ctx->hctxs[j] = q->queue_hw_ctx[0];
+	}
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		hctx->tags = set->tags[i];
+		if (hctx->nr_ctx)
+			sbitmap_resize(&hctx->ctx_map, hctx->nr_ctx);
+	}
+}
+
+static void queue_set_hctx_shared(struct request_queue *q, bool shared)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		if (shared)
+			hctx->flags |= BLK_MQ_F_TAG_QUEUE_SHARED;
+		else
+			hctx->flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
+	}
+}
+
+static void blk_mq_update_tag_set_shared(struct blk_mq_tag_set *set, bool shared)
+{
+	struct request_queue *q;
+
+	lockdep_assert_held(&set->tag_list_lock);
+
+	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+		blk_mq_freeze_queue(q);
+		queue_set_hctx_shared(q, shared);
+		blk_mq_unfreeze_queue(q);
+	}
+}
+
+static void blk_mq_add_queue_tag_set(struct blk_mq_tag_set *set, struct request_queue *q)
+{
+	mutex_lock(&set->tag_list_lock);
+
+	/* The second user: everybody starts fair sharing. */
+	if (!list_empty(&set->tag_list) && !(set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)) {
+		set->flags |= BLK_MQ_F_TAG_QUEUE_SHARED;
+		blk_mq_update_tag_set_shared(set, true);
+	}
+	if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		queue_set_hctx_shared(q, true);
+	list_add_tail(&q->tag_set_list, &set->tag_list);
+
+	mutex_unlock(&set->tag_list_lock);
+}
+
+static void blk_mq_del_queue_tag_set(struct request_queue *q)
+{
+	struct blk_mq_tag_set *set = q->tag_set;
+
+	mutex_lock(&set->tag_list_lock);
+	list_del(&q->tag_set_list);
+	if (list_is_singular(&set->tag_list)) {
+		/* just transitioned to unshared */
+		set->flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
+		blk_mq_update_tag_set_shared(set, false);
+	}
+	mutex_unlock(&set->tag_list_lock);
+	INIT_LIST_HEAD(&q->tag_set_list);
+}
+
+static void blk_mq_exit_hw_queues(struct request_queue *q, struct blk_mq_tag_set *set,
+				  int nr_queue)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i) {
+		if ((int)i == nr_queue)
+			break;
+		blk_mq_exit_hctx(q, set, hctx, i);
+	}
+}
+
+static void blk_mq_free_hw_queues(struct request_queue *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->nr_hw_queues; i++) {
+		if (q->queue_hw_ctx[i])
+			blk_mq_free_hctx(q->queue_hw_ctx[i]);
+		q->queue_hw_ctx[i] = NULL;
+	}
+	kfree(q->queue_hw_ctx);
+	q->queue_hw_ctx = NULL;
+	q->nr_hw_queues = 0;
+}
+
+static int blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_queue *q)
+{
+	unsigned int i;
+
+	q->queue_hw_ctx = (struct blk_mq_hw_ctx **)kcalloc_node(
+		set->nr_hw_queues, sizeof(struct blk_mq_hw_ctx *), GFP_KERNEL, set->numa_node);
+	if (!q->queue_hw_ctx)
+		return -ENOMEM;
+
+	for (i = 0; i < set->nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *hctx = blk_mq_alloc_hctx(q, set, set->numa_node);
+
+		if (!hctx)
+			goto fail;
+		q->queue_hw_ctx[i] = hctx;
+		q->nr_hw_queues = i + 1;
+		if (blk_mq_init_hctx(q, set, hctx, i)) {
+			blk_mq_exit_hw_queues(q, set, i);
+			goto fail;
+		}
+	}
+	return 0;
+
+fail:
+	blk_mq_free_hw_queues(q);
+	return -ENOMEM;
+}
+
+static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct request_queue *q)
+{
+	int ret;
+
+	q->mq_ops = set->ops;
+	q->tag_set = set;
+
+	q->queue_ctx = alloc_percpu(struct blk_mq_ctx);
+	if (!q->queue_ctx)
+		return -ENOMEM;
+
+	ret = blk_mq_realloc_hw_ctxs(set, q);
+	if (ret)
+		goto err_percpu;
+
+	INIT_WORK(&q->timeout_work, blk_mq_timeout_work);
+	blk_queue_rq_timeout(q, set->timeout ? set->timeout : 30 * HZ);
+
+	INIT_LIST_HEAD(&q->requeue_list);
+	spin_lock_init(&q->requeue_lock);
+	INIT_DELAYED_WORK(&q->requeue_work, blk_mq_requeue_work);
+
+	q->nr_requests = set->queue_depth;
+
+	blk_mq_init_cpu_queues(q, set->nr_hw_queues);
+	blk_mq_add_queue_tag_set(set, q);
+	blk_mq_map_swqueue(q);
+	return 0;
+
+err_percpu:
+	free_percpu(q->queue_ctx);
+	q->queue_ctx = NULL;
+	return ret;
+}
+
+void blk_queue_rq_timeout(struct request_queue *q, unsigned int timeout)
+{
+	q->rq_timeout = timeout;
+}
+
+/* blk_alloc_queue(): the queue itself (block/blk-core.c). */
+static struct request_queue *blk_alloc_queue(struct queue_limits *lim, int node_id)
+{
+	struct request_queue *q;
+
+	q = (struct request_queue *)kzalloc_node(sizeof(*q), GFP_KERNEL, node_id);
+	if (!q)
+		return NULL;
+
+	if (percpu_ref_init(&q->q_usage_counter, blk_queue_usage_counter_release,
+			    PERCPU_REF_INIT_ATOMIC, GFP_KERNEL)) {
+		kfree(q);
+		return NULL;
+	}
+	if (lim)
+		q->limits = *lim;
+	if (!q->limits.logical_block_size)
+		q->limits.logical_block_size = SECTOR_SIZE;
+	if (!q->limits.max_hw_sectors)
+		q->limits.max_hw_sectors = 255;
+	if (!q->limits.max_sectors)
+		q->limits.max_sectors = q->limits.max_hw_sectors;
+
+	mutex_init(&q->mq_freeze_lock);
+	init_waitqueue_head(&q->mq_freeze_wq);
+	spin_lock_init(&q->queue_lock);
+	timer_setup(&q->timeout, blk_rq_timed_out_timer, 0);
+	INIT_LIST_HEAD(&q->tag_set_list);
+	atomic_set(&q->refs, 1);
+	/* Complete on the submitting CPU (QUEUE_FLAG_MQ_DEFAULT). */
+	q->queue_flags = (1UL << QUEUE_FLAG_SAME_COMP) | (1UL << QUEUE_FLAG_NOMERGES);
+	return q;
+}
+
+static void blk_free_queue(struct request_queue *q)
+{
+	percpu_ref_exit(&q->q_usage_counter);
+	kfree(q);
+}
+
+void blk_put_queue(struct request_queue *q)
+{
+	if (atomic_dec_and_test(&q->refs))
+		blk_free_queue(q);
+}
+
+struct request_queue *blk_mq_alloc_queue(struct blk_mq_tag_set *set, struct queue_limits *lim,
+					 void *queuedata)
+{
+	struct queue_limits default_lim = {};
+	struct request_queue *q;
+	int ret;
+
+	if (!lim)
+		lim = &default_lim;
+	lim->poll = set->nr_maps > HCTX_TYPE_POLL && set->map[HCTX_TYPE_POLL].nr_queues;
+
+	q = blk_alloc_queue(lim, set->numa_node);
+	if (!q)
+		return (struct request_queue *)ERR_PTR(-ENOMEM);
+	q->queuedata = queuedata;
+	ret = blk_mq_init_allocated_queue(set, q);
+	if (ret) {
+		blk_put_queue(q);
+		return (struct request_queue *)ERR_PTR(ret);
+	}
+	if (lim->poll)
+		blk_queue_flag_set(QUEUE_FLAG_POLL, q);
+
+	/* Set up: from now on gets and puts are per CPU. */
+	blk_queue_flag_set(QUEUE_FLAG_INIT_DONE, q);
+	percpu_ref_switch_to_percpu(&q->q_usage_counter);
+	return q;
+}
+
+struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set)
+{
+	return blk_mq_alloc_queue(set, NULL, NULL);
+}
+
+/* Tears the queue down (blk_mq_exit_queue); the struct lives on until blk_put_queue(). */
+static void blk_mq_exit_queue(struct request_queue *q)
+{
+	struct blk_mq_tag_set *set = q->tag_set;
+
+	blk_mq_exit_hw_queues(q, set, set->nr_hw_queues);
+	blk_mq_del_queue_tag_set(q);
+}
+
+void blk_mq_cancel_work_sync(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	cancel_delayed_work_sync(&q->requeue_work);
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		cancel_delayed_work_sync(&hctx->run_work);
+}
+
+/*
+ * Marks the queue dying, drains it, stops its timer and work, and frees
+ * its hardware contexts. Drops the caller's (the driver's) reference.
+ */
+void blk_mq_destroy_queue(struct request_queue *q)
+{
+	blk_queue_flag_set(QUEUE_FLAG_DYING, q);
+	blk_freeze_queue_start(q);
+	/* Sleepers in blk_queue_enter() see DYING and leave. */
+	wake_up_all(&q->mq_freeze_wq);
+	blk_mq_freeze_queue_wait(q);
+
+	timer_delete_sync(&q->timeout);
+	cancel_work_sync(&q->timeout_work);
+	blk_mq_cancel_work_sync(q);
+
+	blk_mq_exit_queue(q);
+	blk_mq_free_hw_queues(q);
+	free_percpu(q->queue_ctx);
+	q->queue_ctx = NULL;
+
+	blk_put_queue(q);
+}
+
+/*
+ * Live change of the number of hardware queues: every queue of the set is
+ * frozen, its contexts rebuilt on the new maps, and unfrozen.
+ */
+void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
+{
+	struct request_queue *q;
+	struct blk_mq_tags **new_tags;
+	int prev_nr_hw_queues = set->nr_hw_queues;
+	int i;
+
+	mutex_lock(&set->tag_list_lock);
+	if (set->nr_maps == 1 && nr_hw_queues > (int)nr_cpu_ids)
+		nr_hw_queues = nr_cpu_ids;
+	if (nr_hw_queues < 1 || nr_hw_queues == prev_nr_hw_queues)
+		goto out_unlock;
+
+	list_for_each_entry(q, &set->tag_list, tag_set_list)
+		blk_mq_freeze_queue(q);
+
+	new_tags = (struct blk_mq_tags **)kcalloc_node(nr_hw_queues, sizeof(struct blk_mq_tags *),
+						       GFP_KERNEL, set->numa_node);
+	if (!new_tags)
+		goto out_unfreeze;
+	for (i = 0; i < min(prev_nr_hw_queues, nr_hw_queues); i++)
+		new_tags[i] = set->tags[i];
+	for (i = nr_hw_queues; i < prev_nr_hw_queues; i++)
+		__blk_mq_free_map_and_rqs(set, i);
+	kfree(set->tags);
+	set->tags = new_tags;
+	set->nr_hw_queues = nr_hw_queues;
+	for (i = prev_nr_hw_queues; i < nr_hw_queues; i++) {
+		if (!__blk_mq_alloc_map_and_rqs(set, i)) {
+			while (--i >= prev_nr_hw_queues)
+				__blk_mq_free_map_and_rqs(set, i);
+			set->nr_hw_queues = prev_nr_hw_queues;
+			break;
+		}
+	}
+
+	blk_mq_update_queue_map(set);
+	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+		blk_mq_exit_hw_queues(q, set, q->nr_hw_queues);
+		blk_mq_free_hw_queues(q);
+		if (blk_mq_realloc_hw_ctxs(set, q)) {
+			pr_warn("Increasing nr_hw_queues to %d fails\n", nr_hw_queues);
+			continue;
+		}
+		if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+			queue_set_hctx_shared(q, true);
+		blk_mq_map_swqueue(q);
+	}
+
+out_unfreeze:
+	list_for_each_entry(q, &set->tag_list, tag_set_list)
+		blk_mq_unfreeze_queue(q);
+out_unlock:
+	mutex_unlock(&set->tag_list_lock);
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * block/blk-mq.h: the request path's internal helpers, shared by
+ * blk-mq.cc, blk-mq-tag.cc, blk-core.cc and blkdev.cc.
+ */
+#ifndef UK_BLK_MQ_INTERNAL_H
+#define UK_BLK_MQ_INTERNAL_H
+
+#include <uk/linux/blk-mq.h>
+#include <uk/linux/blkdev.h>
+#include <uk/linux/percpu.h>
+#include <uk/linux/rcupdate.h>
+#include <uk/linux/smp.h>
+
+struct blk_mq_alloc_data {
+	/* input parameters */
+	struct request_queue *q;
+	blk_mq_req_flags_t flags;
+	unsigned int shallow_depth;
+	blk_opf_t cmd_flags;
+	req_flags_t rq_flags;
+
+	/* allocate multiple requests/tags in one go */
+	unsigned int nr_tags;
+
+	/* input & output parameter */
+	struct blk_mq_ctx *ctx;
+	struct blk_mq_hw_ctx *hctx;
+};
+
+static inline struct blk_mq_tags *blk_mq_tags_from_data(struct blk_mq_alloc_data *data)
+{
+	if (data->rq_flags & RQF_SCHED_TAGS)
+		return data->hctx->sched_tags;
+	return data->hctx->tags;
+}
+
+/* This CPU's software queue. */
+static inline struct blk_mq_ctx *blk_mq_get_ctx(struct request_queue *q)
+{
+	return per_cpu_ptr(q->queue_ctx, raw_smp_processor_id());
+}
+
+/* The hardware queue a software queue maps to for @opf. */
+static inline struct blk_mq_hw_ctx *blk_mq_map_queue(blk_opf_t opf, struct blk_mq_ctx *ctx)
+{
+	enum hctx_type type = HCTX_TYPE_DEFAULT;
+
+	if (opf & REQ_POLLED)
+		type = HCTX_TYPE_POLL;
+	else if ((opf & REQ_OP_MASK) == REQ_OP_READ)
+		type = HCTX_TYPE_READ;
+
+	return ctx->hctxs[type];
+}
+
+static inline bool blk_mq_hw_queue_mapped(struct blk_mq_hw_ctx *hctx)
+{
+	return hctx->nr_ctx && hctx->tags;
+}
+
+static inline struct blk_mq_hw_ctx *blk_mq_map_queue_type(struct request_queue *q,
+							   enum hctx_type type, unsigned int cpu)
+{
+	return q->queue_hw_ctx[q->tag_set->map[type].mq_map[cpu]];
+}
+
+/*
+ * Fast path: the queue is almost never stopped. The full barrier orders an
+ * earlier addition to the dispatch list before the re-test: pairs with the
+ * one in blk_mq_start_stopped_hw_queue() (either the dispatcher sees the
+ * bit cleared, or the starter sees the new dispatch entries).
+ */
+static inline bool blk_mq_hctx_stopped(struct blk_mq_hw_ctx *hctx)
+{
+	if (likely(!test_bit(BLK_MQ_S_STOPPED, &hctx->state)))
+		return false;
+	smp_mb();
+	return test_bit(BLK_MQ_S_STOPPED, &hctx->state);
+}
+
+static inline bool blk_mq_sched_needs_restart(struct blk_mq_hw_ctx *hctx)
+{
+	return test_bit(BLK_MQ_S_SCHED_RESTART, &hctx->state);
+}
+
+static inline void blk_mq_sched_mark_restart_hctx(struct blk_mq_hw_ctx *hctx)
+{
+	if (!test_bit(BLK_MQ_S_SCHED_RESTART, &hctx->state))
+		set_bit(BLK_MQ_S_SCHED_RESTART, &hctx->state);
+}
+
+void __blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx);
+
+static inline void blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)
+{
+	if (blk_mq_sched_needs_restart(hctx))
+		__blk_mq_sched_restart(hctx);
+}
+
+/* Active-request accounting: only kept when the tag set is shared. */
+static inline void __blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int val)
+{
+	if (blk_mq_is_shared_tags(hctx->flags))
+		atomic_add(val, &hctx->queue->nr_active_requests_shared_tags);
+	else
+		atomic_add(val, &hctx->nr_active);
+}
+
+static inline void __blk_mq_sub_active_requests(struct blk_mq_hw_ctx *hctx, int val)
+{
+	if (blk_mq_is_shared_tags(hctx->flags))
+		atomic_sub(val, &hctx->queue->nr_active_requests_shared_tags);
+	else
+		atomic_sub(val, &hctx->nr_active);
+}
+
+static inline void blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int val)
+{
+	if (hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		__blk_mq_add_active_requests(hctx, val);
+}
+
+static inline void blk_mq_inc_active_requests(struct blk_mq_hw_ctx *hctx)
+{
+	blk_mq_add_active_requests(hctx, 1);
+}
+
+static inline void blk_mq_sub_active_requests(struct blk_mq_hw_ctx *hctx, int val)
+{
+	if (hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		__blk_mq_sub_active_requests(hctx, val);
+}
+
+static inline void blk_mq_dec_active_requests(struct blk_mq_hw_ctx *hctx)
+{
+	blk_mq_sub_active_requests(hctx, 1);
+}
+
+static inline int __blk_mq_active_requests(struct blk_mq_hw_ctx *hctx)
+{
+	if (blk_mq_is_shared_tags(hctx->flags))
+		return atomic_read(&hctx->queue->nr_active_requests_shared_tags);
+	return atomic_read(&hctx->nr_active);
+}
+
+/*
+ * Fair sharing of a tag map used by several queues: each active user may
+ * hold about depth / users tags, and never fewer than 4.
+ */
+static inline bool hctx_may_queue(struct blk_mq_hw_ctx *hctx, struct sbitmap_queue *bt)
+{
+	unsigned int depth, users;
+
+	if (!hctx || !(hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED))
+		return true;
+
+	/* Don't try dividing an ant. */
+	if (bt->sb.depth == 1)
+		return true;
+
+	if (blk_mq_is_shared_tags(hctx->flags)) {
+		struct request_queue *q = hctx->queue;
+
+		if (!test_bit(QUEUE_FLAG_HCTX_ACTIVE, &q->queue_flags))
+			return true;
+	} else {
+		if (!test_bit(BLK_MQ_S_TAG_ACTIVE, &hctx->state))
+			return true;
+	}
+
+	users = READ_ONCE(hctx->tags->active_queues);
+	if (!users)
+		return true;
+
+	depth = max((bt->sb.depth + users - 1) / users, 4U);
+	return __blk_mq_active_requests(hctx) < (int)depth;
+}
+
+static inline bool req_ref_inc_not_zero(struct request *req)
+{
+	return atomic_inc_not_zero(&req->ref);
+}
+
+static inline bool req_ref_put_and_test(struct request *req)
+{
+	WARN_ON_ONCE(atomic_read(&req->ref) <= 0);
+	return atomic_dec_and_test(&req->ref);
+}
+
+static inline void req_ref_set(struct request *req, int value)
+{
+	atomic_set(&req->ref, value);
+}
+
+void __blk_mq_free_request(struct request *rq);
+void blk_mq_put_rq_ref(struct request *rq);
+
+/* Dispatch sections: RCU, or the tag set's srcu stand-in when BLOCKING. */
+static inline int blk_mq_srcu_read_lock(struct blk_mq_srcu *sp)
+{
+	atomic_inc(&sp->readers);
+	/* Order the count before reading quiesce state: pairs with blk_mq_synchronize_srcu(). */
+	smp_mb__after_atomic();
+	return 0;
+}
+
+static inline void blk_mq_srcu_read_unlock(struct blk_mq_srcu *sp, int idx)
+{
+	/* The section's accesses happen before the drop: pairs with blk_mq_synchronize_srcu(). */
+	smp_mb__before_atomic();
+	if (atomic_dec_and_test(&sp->readers) && wq_has_sleeper(&sp->wq))
+		wake_up_all(&sp->wq);
+}
+
+static inline void blk_mq_run_dispatch_lock(struct request_queue *q, int *idx)
+{
+	if (q->tag_set->flags & BLK_MQ_F_BLOCKING)
+		*idx = blk_mq_srcu_read_lock(&q->tag_set->srcu);
+	else
+		rcu_read_lock();
+}
+
+static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
+{
+	if (q->tag_set->flags & BLK_MQ_F_BLOCKING)
+		blk_mq_srcu_read_unlock(&q->tag_set->srcu, idx);
+	else
+		rcu_read_unlock();
+}
+
+/* Runs @dispatch_ops inside the queue's dispatch section. */
+#define blk_mq_run_dispatch_ops(q, dispatch_ops)          \
+	do {                                              \
+		int __idx = 0;                            \
+		blk_mq_run_dispatch_lock((q), &__idx);    \
+		(dispatch_ops);                           \
+		blk_mq_run_dispatch_unlock((q), __idx);   \
+	} while (0)
+
+bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
+			     unsigned int nr_budgets);
+void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx);
+void blk_mq_insert_request(struct request *rq, unsigned int flags);
+void blk_mq_submit_bio(struct bio *bio);
+void blk_add_timer(struct request *req);
+void blk_mq_timeout_work(struct work_struct *work);
+void blk_rq_timed_out_timer(struct timer_list *t);
+int bio_queue_enter(struct bio *bio);
+void blk_queue_usage_counter_release(struct percpu_ref *ref);
+
+/* Test hook: when set, blk_mq_run_hw_queue() calls it instead of dispatching. */
+extern void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
+
+extern struct workqueue_struct *kblockd_workqueue;
+int kblockd_schedule_work(struct work_struct *work);
+int kblockd_mod_delayed_work_on(int cpu, struct delayed_work *dwork, unsigned long delay);
+/* blk_dev_init()/blk_mq_init(): kblockd and BLOCK_SOFTIRQ, once. */
+void blk_mq_init_once(void);
+
+void blk_put_queue(struct request_queue *q);
+void blk_mq_cancel_work_sync(struct request_queue *q);
+
+/* blk_mq_insert_request() flags */
+#define BLK_MQ_INSERT_AT_HEAD 0x01
+
+#endif /* UK_BLK_MQ_INTERNAL_H */

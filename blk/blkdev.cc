@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The block-device side that programs see: a minimal block/genhd.c
+ * (gendisks, a name registry standing in for /dev), and block/fops.c
+ * direct I/O (__blkdev_direct_IO_simple / __blkdev_direct_IO_async):
+ * bios built over the caller's buffers, page by page, submitted to the
+ * disk's request queue, completed synchronously or through a callback.
+ */
+#include <cstring>
+
+#include <uk/linux/completion.h>
+#include <uk/linux/err.h>
+#include <uk/linux/errno.h>
+#include <uk/linux/mutex.h>
+#include <uk/linux/sched.h>
+#include <uk/linux/slab.h>
+
+#include "blk-mq.h"
+
+static DEFINE_MUTEX(disk_list_lock);
+static LIST_HEAD(disk_list);
+
+struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
+				  void *queuedata)
+{
+	struct request_queue *q;
+	struct gendisk *disk;
+
+	q = blk_mq_alloc_queue(set, lim, queuedata);
+	if (IS_ERR(q))
+		return (struct gendisk *)ERR_CAST(q);
+
+	disk = (struct gendisk *)kzalloc(sizeof(*disk), GFP_KERNEL);
+	if (!disk) {
+		blk_mq_destroy_queue(q);
+		return (struct gendisk *)ERR_PTR(-ENOMEM);
+	}
+	disk->queue = q;
+	q->disk = disk;
+	INIT_LIST_HEAD(&disk->uk_list);
+	atomic_set(&disk->uk_refs, 1);
+	disk->uk_bdev.bd_disk = disk;
+	disk->uk_bdev.bd_queue = q;
+	disk->part0 = &disk->uk_bdev;
+	/* The gendisk holds the queue struct until its last reference. */
+	atomic_inc(&q->refs);
+	return disk;
+}
+
+static void disk_release(struct gendisk *disk)
+{
+	blk_put_queue(disk->queue);
+	kfree(disk);
+}
+
+static void disk_put(struct gendisk *disk)
+{
+	if (atomic_dec_and_test(&disk->uk_refs))
+		disk_release(disk);
+}
+
+int add_disk(struct gendisk *disk)
+{
+	struct gendisk *d;
+
+	mutex_lock(&disk_list_lock);
+	list_for_each_entry(d, &disk_list, uk_list) {
+		if (strcmp(d->disk_name, disk->disk_name) == 0) {
+			mutex_unlock(&disk_list_lock);
+			return -EEXIST;
+		}
+	}
+	list_add_tail(&disk->uk_list, &disk_list);
+	mutex_unlock(&disk_list_lock);
+	return 0;
+}
+
+/*
+ * Unpublishes the disk and waits for its I/O: new submissions fail with
+ * BLK_STS_OFFLINE (GD_DEAD), in-flight ones drain through a freeze.
+ */
+void del_gendisk(struct gendisk *disk)
+{
+	struct request_queue *q = disk->queue;
+
+	mutex_lock(&disk_list_lock);
+	list_del_init(&disk->uk_list);
+	mutex_unlock(&disk_list_lock);
+
+	set_bit(GD_DEAD, &disk->state);
+	blk_mq_freeze_queue(q);
+	blk_mq_unfreeze_queue(q);
+}
+
+/* The driver's reference: tears the queue down, frees the disk when unused. */
+void put_disk(struct gendisk *disk)
+{
+	if (!disk)
+		return;
+	blk_mq_destroy_queue(disk->queue);
+	disk_put(disk);
+}
+
+/* "nullb0", "/dev/nullb0" and "/dev/ukern/nullb0" name the same disk. */
+static const char *blkdev_base_name(const char *name)
+{
+	static const char *const prefixes[] = { "/dev/ukern/", "/dev/" };
+
+	for (const char *p : prefixes) {
+		size_t n = strlen(p);
+
+		if (strncmp(name, p, n) == 0)
+			return name + n;
+	}
+	return name;
+}
+
+namespace uk {
+
+struct block_device *blkdev_lookup(const char *name)
+{
+	struct block_device *bdev = NULL;
+	struct gendisk *disk;
+
+	if (!name)
+		return NULL;
+	name = blkdev_base_name(name);
+
+	mutex_lock(&disk_list_lock);
+	list_for_each_entry(disk, &disk_list, uk_list) {
+		if (strcmp(disk->disk_name, name) == 0) {
+			atomic_inc(&disk->uk_refs);
+			bdev = disk->part0;
+			break;
+		}
+	}
+	mutex_unlock(&disk_list_lock);
+	return bdev;
+}
+
+void blkdev_put(struct block_device *bdev)
+{
+	if (bdev)
+		disk_put(bdev->bd_disk);
+}
+
+}  // namespace uk
+
+/* ---- direct I/O (block/fops.c) ---- */
+
+/*
+ * One direct I/O: its first bio is embedded (the kernel's bio_set
+ * front_pad), further bios are counted in @ref.
+ */
+struct blkdev_dio {
+	blkdev_rw_done_t done;
+	void *priv;
+	struct task_struct *waiter;
+	size_t size;
+	atomic_t ref;
+	blk_status_t status;
+	bool is_sync;
+	bool should_dirty;
+	struct completion *wait;
+	/* must be last: the first bio and its inline vecs */
+	struct bio bio;
+};
+
+static void blkdev_dio_complete(struct blkdev_dio *dio)
+{
+	long ret;
+
+	if (likely(!dio->status))
+		ret = dio->size;
+	else
+		ret = blk_status_to_errno(dio->status);
+
+	if (dio->is_sync) {
+		/* The waiter owns and frees the dio once woken. */
+		dio->size = ret;
+		complete(dio->wait);
+		return;
+	}
+	dio->done(dio->priv, ret);
+	kfree(dio);
+}
+
+static void blkdev_bio_end_io(struct bio *bio)
+{
+	struct blkdev_dio *dio = (struct blkdev_dio *)bio->bi_private;
+
+	if (bio->bi_status && !READ_ONCE(dio->status))
+		cmpxchg(&dio->status, (blk_status_t)0, bio->bi_status);
+
+	if (bio != &dio->bio)
+		bio_put(bio);
+	/* The last bio completes the dio: fully ordered, sees every status store. */
+	if (atomic_dec_and_test(&dio->ref))
+		blkdev_dio_complete(dio);
+}
+
+/* Segments needed for @iov from @skip on, up to @max bytes (page granular). */
+static unsigned int blkdev_iov_npages(const struct iovec *iov, unsigned long nr_segs,
+				      size_t max)
+{
+	unsigned int n = 0;
+	unsigned long i;
+
+	for (i = 0; i < nr_segs && max; i++) {
+		unsigned long base = (unsigned long)iov[i].iov_base;
+		size_t len = min(iov[i].iov_len, max);
+
+		if (!len)
+			continue;
+		n += ((base + len + PAGE_SIZE - 1) >> PAGE_SHIFT) - (base >> PAGE_SHIFT);
+		max -= len;
+		if (n >= BIO_MAX_VECS)
+			return BIO_MAX_VECS;
+	}
+	return n;
+}
+
+struct blkdev_iter {
+	const struct iovec *iov;
+	unsigned long nr_segs;
+	size_t iov_off;
+	size_t count;
+};
+
+/* Adds up to @max_bytes from the iterator to @bio, one page piece at a time. */
+static void blkdev_fill_bio(struct bio *bio, struct blkdev_iter *it, size_t max_bytes)
+{
+	while (it->count && max_bytes) {
+		const struct iovec *v = it->iov;
+		char *addr = (char *)v->iov_base + it->iov_off;
+		size_t left = min(v->iov_len - it->iov_off, it->count);
+		size_t len;
+
+		if (!left) {
+			it->iov++;
+			it->nr_segs--;
+			it->iov_off = 0;
+			continue;
+		}
+		len = min(min(left, max_bytes), (size_t)(PAGE_SIZE - offset_in_page(addr)));
+		if (bio_add_page(bio, virt_to_page(addr), len, offset_in_page(addr)) != (int)len)
+			break;
+		it->iov_off += len;
+		it->count -= len;
+		max_bytes -= len;
+	}
+}
+
+/* Gives back the last @bytes of @bio to the iterator (block alignment). */
+static void blkdev_trim_bio(struct bio *bio, struct blkdev_iter *it, unsigned int bytes)
+{
+	unsigned int left = bytes;
+
+	while (left) {
+		struct bio_vec *bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
+		unsigned int take = min(left, bv->bv_len);
+
+		bv->bv_len -= take;
+		bio->bi_iter.bi_size -= take;
+		if (!bv->bv_len)
+			bio->bi_vcnt--;
+		left -= take;
+	}
+	it->count += bytes;
+	while (bytes) {
+		size_t back;
+
+		if (!it->iov_off) {
+			it->iov--;
+			it->nr_segs++;
+			it->iov_off = it->iov->iov_len;
+			continue;
+		}
+		back = min((size_t)bytes, it->iov_off);
+		it->iov_off -= back;
+		bytes -= back;
+	}
+}
+
+ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov,
+		  unsigned long nr_segs, unsigned int flags, blkdev_rw_done_t done, void *priv)
+{
+	struct request_queue *q;
+	const bool is_write = flags & BLKDEV_RW_WRITE;
+	blk_opf_t opf = is_write ? (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE) : (blk_opf_t)REQ_OP_READ;
+	struct blkdev_iter it = { .iov = iov, .nr_segs = nr_segs, .iov_off = 0, .count = 0 };
+	struct completion wait;
+	struct blkdev_dio *dio;
+	struct bio *bio;
+	size_t max_bio_bytes;
+	unsigned int nr_pages, lbs;
+	unsigned long i;
+	loff_t size;
+	ssize_t ret;
+
+	if (!bdev || (nr_segs && !iov))
+		return -EINVAL;
+	q = bdev_get_queue(bdev);
+	lbs = bdev_logical_block_size(bdev);
+
+	for (i = 0; i < nr_segs; i++) {
+		/*
+		 * iov_iter_is_aligned() against the dma alignment, taken as
+		 * the logical block size: null_blk copies whole blocks within
+		 * one page.
+		 */
+		if (((unsigned long)iov[i].iov_base | iov[i].iov_len) & (lbs - 1))
+			return -EINVAL;
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - it.count)
+			return -EINVAL;
+		it.count += iov[i].iov_len;
+	}
+
+	/* blkdev_dio_invalid(): offset and length in whole logical blocks. */
+	if (pos < 0 || ((pos | it.count) & (lbs - 1)))
+		return -EINVAL;
+
+	size = (loff_t)uk::blkdev_size(bdev);
+	if (pos >= size)
+		return is_write ? -ENOSPC : 0;
+	if ((loff_t)it.count > size - pos)
+		it.count = size - pos;
+	if (!it.count)
+		return 0;
+
+	if (flags & BLKDEV_RW_POLLED)
+		opf |= REQ_POLLED;
+	if (flags & BLKDEV_RW_NOWAIT)
+		opf |= REQ_NOWAIT;
+	if (is_write && (flags & BLKDEV_RW_FUA))
+		opf |= REQ_FUA;
+
+	max_bio_bytes = (size_t)queue_max_hw_sectors(q) << SECTOR_SHIFT;
+	max_bio_bytes = round_down(max_bio_bytes, lbs);
+
+	nr_pages = blkdev_iov_npages(it.iov, it.nr_segs, min(it.count, max_bio_bytes));
+	dio = (struct blkdev_dio *)kmalloc(sizeof(*dio) + nr_pages * sizeof(struct bio_vec),
+					   GFP_KERNEL);
+	if (!dio)
+		return -ENOMEM;
+	bio_init(&dio->bio, bdev, dio->bio.bi_inline_vecs, nr_pages, opf);
+	dio->done = done;
+	dio->priv = priv;
+	dio->size = it.count;
+	dio->status = BLK_STS_OK;
+	dio->is_sync = !done;
+	dio->should_dirty = false;
+	dio->waiter = NULL;
+	dio->wait = NULL;
+	atomic_set(&dio->ref, 1);
+	if (dio->is_sync) {
+		init_completion(&wait);
+		dio->wait = &wait;
+	}
+
+	bio = &dio->bio;
+	for (;;) {
+		size_t chunk = min(it.count, max_bio_bytes);
+
+		bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+		bio->bi_private = dio;
+		bio->bi_end_io = blkdev_bio_end_io;
+		blkdev_fill_bio(bio, &it, chunk);
+		/* A fill cut short by the vec limit must still end on a block boundary. */
+		if (bio->bi_iter.bi_size & (lbs - 1))
+			blkdev_trim_bio(bio, &it, bio->bi_iter.bi_size & (lbs - 1));
+		if (unlikely(!bio->bi_iter.bi_size)) {
+			/* Cannot happen with 512-byte aligned segments; fail rather than spin. */
+			bio->bi_status = BLK_STS_INVAL;
+			it.count = 0;
+			bio_endio(bio);
+			break;
+		}
+		pos += bio->bi_iter.bi_size;
+
+		if (!it.count) {
+			submit_bio(bio);
+			break;
+		}
+		atomic_inc(&dio->ref);
+		submit_bio(bio);
+
+		nr_pages = blkdev_iov_npages(it.iov, it.nr_segs, min(it.count, max_bio_bytes));
+		bio = bio_alloc(bdev, nr_pages, opf, GFP_KERNEL);
+		if (!bio) {
+			/* What was submitted completes; report the failure for the rest. */
+			cmpxchg(&dio->status, (blk_status_t)0, BLK_STS_RESOURCE);
+			if (atomic_dec_and_test(&dio->ref))
+				blkdev_dio_complete(dio);
+			if (dio->is_sync)
+				break;
+			return -EIOCBQUEUED;
+		}
+	}
+
+	if (!dio->is_sync)
+		return -EIOCBQUEUED;
+
+	if (opf & REQ_POLLED) {
+		while (!completion_done(&wait)) {
+			bio_poll(&dio->bio, NULL, 0);
+			cond_resched();
+		}
+	}
+	wait_for_completion_io(&wait);
+	ret = (ssize_t)(long)dio->size;
+	kfree(dio);
+	return ret;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * include/linux/blkdev.h: struct request_queue, queue limits and flags,
+ * struct gendisk / struct block_device (minimal), bio submission, and the
+ * ukern block-device "file" (block/fops.c direct I/O over caller buffers,
+ * devices looked up by name).
+ */
+#ifndef UK_LINUX_BLKDEV_H
+#define UK_LINUX_BLKDEV_H
+
+#include <sys/uio.h>
+
+#include <uk/linux/atomic.h>
+#include <uk/linux/bio.h>
+#include <uk/linux/blk_types.h>
+#include <uk/linux/list.h>
+#include <uk/linux/mutex.h>
+#include <uk/linux/percpu-refcount.h>
+#include <uk/linux/spinlock.h>
+#include <uk/linux/timer.h>
+#include <uk/linux/wait.h>
+#include <uk/linux/workqueue.h>
+
+struct blk_mq_ctx;
+struct blk_mq_hw_ctx;
+struct blk_mq_tag_set;
+struct blk_mq_tags;
+struct blk_mq_ops;
+struct request;
+struct gendisk;
+
+/* Only what null_blk sets and the request path reads. */
+struct queue_limits {
+	unsigned int logical_block_size;
+	unsigned int physical_block_size;
+	unsigned int max_hw_sectors;
+	unsigned int max_sectors;
+	unsigned long virt_boundary_mask;
+	bool poll; /* BLK_FEAT_POLL: the tag set has poll queues */
+};
+
+/*
+ * Stand-in for the tag set's SRCU (BLK_MQ_F_BLOCKING dispatch sections):
+ * a count of dispatch sections in progress; synchronize waits for zero.
+ */
+struct blk_mq_srcu {
+	atomic_t readers;
+	wait_queue_head_t wq;
+};
+
+/* q->queue_flags bits (v6.1 numbering). */
+#define QUEUE_FLAG_DYING 1
+#define QUEUE_FLAG_NOMERGES 3
+#define QUEUE_FLAG_SAME_COMP 4
+#define QUEUE_FLAG_SAME_FORCE 12
+#define QUEUE_FLAG_INIT_DONE 14
+#define QUEUE_FLAG_POLL 19
+#define QUEUE_FLAG_QUIESCED 24
+#define QUEUE_FLAG_HCTX_ACTIVE 27
+
+struct request_queue {
+	unsigned long queue_flags;
+	void *elevator; /* non-NULL when an I/O scheduler is attached (never here) */
+	void *queuedata;
+	const struct blk_mq_ops *mq_ops;
+
+	struct blk_mq_ctx __percpu *queue_ctx;
+	struct blk_mq_hw_ctx **queue_hw_ctx;
+	unsigned int nr_hw_queues;
+
+	struct blk_mq_tag_set *tag_set;
+	struct list_head tag_set_list;
+
+	/* Scheduler tags shared by all hctxs (TAG_HCTX_SHARED + scheduler). */
+	struct blk_mq_tags *sched_shared_tags;
+
+	/* In-flight driver tags of this queue when tags are host-wide. */
+	atomic_t nr_active_requests_shared_tags;
+
+	unsigned int nr_requests;
+	unsigned int rq_timeout;
+
+	struct queue_limits limits;
+	struct gendisk *disk;
+
+	/* Each request (and each entered submitter) holds a reference. */
+	struct percpu_ref q_usage_counter;
+	int mq_freeze_depth;
+	struct mutex mq_freeze_lock;
+	wait_queue_head_t mq_freeze_wq;
+
+	spinlock_t queue_lock;
+	int quiesce_depth;
+
+	struct timer_list timeout;
+	struct work_struct timeout_work;
+
+	spinlock_t requeue_lock;
+	struct list_head requeue_list;
+	struct delayed_work requeue_work;
+
+	atomic_t refs; /* the struct itself (gendisk + block_device holders) */
+};
+
+#define blk_queue_dying(q) test_bit(QUEUE_FLAG_DYING, &(q)->queue_flags)
+#define blk_queue_quiesced(q) test_bit(QUEUE_FLAG_QUIESCED, &(q)->queue_flags)
+#define blk_queue_init_done(q) test_bit(QUEUE_FLAG_INIT_DONE, &(q)->queue_flags)
+
+static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
+{
+	set_bit(flag, &q->queue_flags);
+}
+
+static inline void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
+{
+	clear_bit(flag, &q->queue_flags);
+}
+
+static inline unsigned int queue_logical_block_size(const struct request_queue *q)
+{
+	return q->limits.logical_block_size ? q->limits.logical_block_size : 512;
+}
+
+static inline unsigned int queue_max_hw_sectors(const struct request_queue *q)
+{
+	return q->limits.max_hw_sectors;
+}
+
+void blk_queue_rq_timeout(struct request_queue *q, unsigned int timeout);
+
+/* ---- gendisk and block_device (block/genhd.c, block/bdev.c) ---- */
+
+#define DISK_NAME_LEN 32
+
+struct block_device {
+	sector_t bd_start_sect;
+	struct gendisk *bd_disk;
+	struct request_queue *bd_queue;
+	unsigned int bd_dev;
+};
+
+struct gendisk {
+	char disk_name[DISK_NAME_LEN];
+	struct request_queue *queue;
+	struct block_device *part0;
+	void *private_data;
+	sector_t capacity; /* 512-byte sectors */
+	unsigned long state;
+	struct list_head uk_list; /* name registry (add_disk) */
+	atomic_t uk_refs;	  /* lookups + the driver's reference */
+	struct block_device uk_bdev;
+};
+
+#define GD_DEAD 2
+
+static inline struct request_queue *bdev_get_queue(struct block_device *bdev)
+{
+	return bdev->bd_queue;
+}
+
+static inline sector_t get_capacity(struct gendisk *disk)
+{
+	return READ_ONCE(disk->capacity);
+}
+
+static inline void set_capacity(struct gendisk *disk, sector_t size)
+{
+	WRITE_ONCE(disk->capacity, size);
+}
+
+static inline sector_t bdev_nr_sectors(struct block_device *bdev)
+{
+	return get_capacity(bdev->bd_disk);
+}
+
+static inline unsigned int bdev_logical_block_size(struct block_device *bdev)
+{
+	return queue_logical_block_size(bdev_get_queue(bdev));
+}
+
+/*
+ * blk_mq_alloc_disk(): a request queue on @set (queuedata = @queuedata)
+ * plus its gendisk; ERR_PTR on failure.
+ */
+struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
+				  void *queuedata);
+/* Makes the disk visible to uk::blkdev_lookup() under disk->disk_name. */
+int add_disk(struct gendisk *disk);
+/* Hides the disk, fails new I/O with -ENODEV and waits for in-flight I/O. */
+void del_gendisk(struct gendisk *disk);
+/* Drops the driver's reference (the queue is torn down here). */
+void put_disk(struct gendisk *disk);
+
+/* ---- bio submission (block/blk-core.c, block/bio.c) ---- */
+
+void submit_bio(struct bio *bio);
+void submit_bio_noacct(struct bio *bio);
+/* Submits and sleeps until the bio completes: 0 or -errno. */
+int submit_bio_wait(struct bio *bio);
+
+struct io_comp_batch;
+#define BLK_POLL_ONESHOT (1 << 0)
+/* Polls for completion of a REQ_POLLED bio: completions found (>= 0). */
+int bio_poll(struct bio *bio, struct io_comp_batch *iob, unsigned int flags);
+
+int blk_queue_enter(struct request_queue *q, unsigned int flags);
+void blk_queue_exit(struct request_queue *q);
+
+/* ---- the block-device "file" (block/fops.c direct I/O) ---- */
+
+/* blkdev_rw() flags */
+#define BLKDEV_RW_WRITE (1U << 0)
+#define BLKDEV_RW_POLLED (1U << 1) /* IOCB_HIPRI: REQ_POLLED, poll for completion */
+#define BLKDEV_RW_NOWAIT (1U << 2) /* IOCB_NOWAIT: -EAGAIN instead of sleeping for a tag */
+#define BLKDEV_RW_FUA (1U << 3)	   /* IOCB_DSYNC on a device with a cache */
+
+/* Called once per asynchronous blkdev_rw(): bytes done or -errno. */
+typedef void (*blkdev_rw_done_t)(void *priv, long res);
+
+/*
+ * Direct I/O on @bdev at byte offset @pos over the caller's buffers
+ * (@iov, @nr_segs), split into page-sized bio segments.
+ * - @done == NULL: synchronous (submit and wait): bytes done or -errno.
+ * - @done != NULL: returns -EIOCBQUEUED and calls done(priv, res) exactly
+ *   once, from the completion context (task, softirq or hardirq), or
+ *   returns another value at once (then done is not called): -EINVAL
+ *   (offset/length not a multiple of the logical block size, or a buffer
+ *   address or length not aligned to the logical block size, as O_DIRECT), 0 (read at
+ *   or past the end), -ENOSPC (write at or past the end), -ENOMEM.
+ * Transfers past the end of the device are truncated, as blkdev_read_iter
+ * and blkdev_write_iter do.
+ */
+ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov,
+		  unsigned long nr_segs, unsigned int flags, blkdev_rw_done_t done, void *priv);
+
+namespace uk {
+
+/*
+ * Finds a disk registered with add_disk() by name: "nullb0",
+ * "/dev/nullb0" or "/dev/ukern/nullb0". Takes a reference (blkdev_put()
+ * drops it); NULL if there is none. I/O on a device deleted meanwhile
+ * fails with -ENODEV.
+ */
+struct block_device *blkdev_lookup(const char *name);
+void blkdev_put(struct block_device *bdev);
+/* Capacity in bytes. */
+static inline u64 blkdev_size(struct block_device *bdev)
+{
+	return (u64)bdev_nr_sectors(bdev) << SECTOR_SHIFT;
+}
+
+}  // namespace uk
+
+#endif /* UK_LINUX_BLKDEV_H */
