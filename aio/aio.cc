@@ -1299,7 +1299,7 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	struct aio_waiter w;
 	long ret = 0, nr_got = 0;
 	s64 deadline = 0;
-	bool sig = false, timed_out = false;
+	bool sig = false, timed_out = false, woken;
 	u64 cnt;
 
 	*interrupted = false;
@@ -1348,21 +1348,29 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 			r = ppoll(&pfd, 1, tsp, sigmask);
 			if (r < 0 && errno == EINTR)
 				sig = true;
-			if (read(w.efd, &cnt, sizeof(cnt)) < 0) {
-				/* nothing pending */
+			/* Drain only a wakeup that came (no syscall on timeout or signal). */
+			if (r > 0 && read(w.efd, &cnt, sizeof(cnt)) < 0) {
+				/* raced with nothing: the count was read already */
 			}
 		}
 		nr_got = ret;
 	}
 
+	/*
+	 * A waker dequeues the waiter and writes the eventfd under wait.lock,
+	 * once per queueing. Still queued: no write is pending for it. Dequeued
+	 * since the last queueing: one write is, drained here so that it does
+	 * not wake this thread's next sleep early.
+	 */
 	spin_lock_irq(&ctx->wait.lock);
-	if (!list_empty(&w.entry)) {
+	woken = list_empty(&w.entry);
+	if (!woken) {
 		list_del_init(&w.entry);
 		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
 	}
 	spin_unlock_irq(&ctx->wait.lock);
-	if (read(w.efd, &cnt, sizeof(cnt)) < 0) {
-		/* no stale wakeup */
+	if (woken && read(w.efd, &cnt, sizeof(cnt)) < 0) {
+		/* drained by the ppoll()/read() above */
 	}
 	if (sig && ret == 0)
 		*interrupted = true;

@@ -18,14 +18,18 @@ unsigned long uk_raw_copy_user(void *dst, const void *src, unsigned long n);
 extern const char uk_raw_copy_user_insn[];
 extern const char uk_raw_copy_user_ld[];
 extern const char uk_raw_copy_user_st[];
+extern const char uk_raw_copy_user_ld4[];
+extern const char uk_raw_copy_user_st4[];
 extern const char uk_raw_copy_user_fixup[];
 }
 
 #if defined(__x86_64__)
 /*
- * Words are moved with plain movs (both may fault), the tail and long
- * copies with rep movsb; every faulting instruction resumes at the fixup,
- * which returns %rcx, the bytes not copied.
+ * Words are moved with plain movs (both may fault), then one 4-byte mov
+ * (put_user of a u32 is on the submit path), the tail and long copies
+ * with rep movsb (slow to start for a few bytes); every faulting
+ * instruction resumes at the fixup, which returns %rcx, the bytes not
+ * copied.
  */
 asm(".text\n"
     ".globl uk_raw_copy_user\n"
@@ -46,7 +50,20 @@ asm(".text\n"
     "	addq $8, %rdi\n"
     "	subq $8, %rcx\n"
     "	jmp 1b\n"
-    "2:	testq %rcx, %rcx\n"
+    "2:	cmpq $4, %rcx\n"
+    "	jb 3f\n"
+    "	cmpq $8, %rcx\n"
+    "	jae 3f\n"
+    ".globl uk_raw_copy_user_ld4\n"
+    "uk_raw_copy_user_ld4:\n"
+    "	movl (%rsi), %eax\n"
+    ".globl uk_raw_copy_user_st4\n"
+    "uk_raw_copy_user_st4:\n"
+    "	movl %eax, (%rdi)\n"
+    "	addq $4, %rsi\n"
+    "	addq $4, %rdi\n"
+    "	subq $4, %rcx\n"
+    "3:	testq %rcx, %rcx\n"
     "	jz uk_raw_copy_user_fixup\n"
     ".globl uk_raw_copy_user_insn\n"
     "uk_raw_copy_user_insn:\n"
@@ -88,7 +105,8 @@ void fault_handler(int sig, siginfo_t *info, void *ucv)
 	greg_t &rip = uc->uc_mcontext.gregs[REG_RIP];
 
 	if (rip == (greg_t)uk_raw_copy_user_insn || rip == (greg_t)uk_raw_copy_user_ld ||
-	    rip == (greg_t)uk_raw_copy_user_st) {
+	    rip == (greg_t)uk_raw_copy_user_st || rip == (greg_t)uk_raw_copy_user_ld4 ||
+	    rip == (greg_t)uk_raw_copy_user_st4) {
 		rip = (greg_t)uk_raw_copy_user_fixup;
 		return;
 	}

@@ -6,7 +6,15 @@
 // without version tags so that, under LD_PRELOAD, they satisfy both a
 // program's io_x@LIBAIO_0.y references and libaio.so.1's own PLT calls.
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
+
+#include <mutex>
+
+#include <uk/devices/null_blk.h>
+#include <uk/linux/aio_fs.h>
+#include <uk/linux/printk.h>
 
 #include <ukern/libaio.h>
 #include <uk/linux/aio.h>
@@ -39,7 +47,46 @@ bool ring_is_empty(io_context_t ctx, struct timespec *timeout)
 	       __atomic_load_n(&((struct aio_ring_hdr *)ctx)->tail, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * The emulated devices behind /dev/ukern/<name>, made on first use from
+ * UKERN_NULLB (null_blk's module parameters, as for modprobe null_blk):
+ * e.g. UKERN_NULLB="irqmode=1 memory_backed=1 gb=1" gives nullb0.
+ */
+std::once_flag devices_once;
+int devices_err;
+
+void make_devices()
+{
+	const char *params = getenv("UKERN_NULLB");
+
+	if (!params)
+		return;
+	devices_err = null_blk_module_params(params);
+	if (!devices_err)
+		devices_err = null_init();
+	if (devices_err)
+		pr_err("libukern_aio: UKERN_NULLB=\"%s\": null_blk not loaded (%d)\n", params,
+		       devices_err);
+}
+
 }  // namespace
+
+/* Hooks for interpose.c (hidden by the version script). */
+extern "C" int ukern_preload_open(const char *path, int flags)
+{
+	std::call_once(devices_once, make_devices);
+	return uk::aio_open_blkdev(path, flags & (O_ACCMODE | O_CLOEXEC | O_DIRECT));
+}
+
+extern "C" int ukern_preload_is_blkdev(int fd)
+{
+	return uk::aio_is_blkdev(fd);
+}
+
+extern "C" int ukern_preload_close(int fd)
+{
+	return uk::aio_close_blkdev(fd);
+}
 
 UK_EXPORT int io_setup(int maxevents, io_context_t *ctxp)
 {

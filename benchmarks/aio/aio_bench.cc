@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -316,6 +317,90 @@ BENCHMARK_CAPTURE(BM_Sharing, before_shared, false, true)->UseManualTime()->Iter
 BENCHMARK_CAPTURE(BM_Sharing, after_private, true, false)->UseManualTime()->Iterations(1);
 BENCHMARK_CAPTURE(BM_Sharing, after_shared, true, true)->UseManualTime()->Iterations(1);
 
+/*
+ * Seed 2 without the sleeping reaper: what the patch changes is the cost of
+ * submitting to (and completing on) a context other CPUs use at the same
+ * time: the ctx cachelines, reqs_available and the refcounts. One thread
+ * per CPU (no more threads than CPUs, so that scheduling does not decide
+ * the result), each submitting batches of 8 and reaping without sleeping
+ * (min_nr 0), on one shared context or on a context each.
+ */
+double SubmitSharingRun(bool shared)
+{
+	const int nthr = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
+	const long per = TotalIos() / nthr;
+	std::vector<std::thread> th;
+	aio_context_t shared_ctx = 0;
+	std::atomic<long> left{ per * nthr };
+	std::atomic<int> ready{ 0 };
+
+	if (shared)
+		ukern_io_setup(256 * nthr, &shared_ctx);
+	auto t0 = std::chrono::steady_clock::now();
+	for (int t = 0; t < nthr; t++)
+		th.emplace_back([&] {
+			aio_context_t ctx = shared_ctx;
+			char buf[1024];
+			struct iocb cb[8], *cbs[8];
+			struct io_event ev[64];
+			struct timespec zero = { 0, 0 };
+
+			if (!shared)
+				ukern_io_setup(256, &ctx);
+			for (int i = 0; i < 8; i++) {
+				Prep(&cb[i], NullFd(), buf, sizeof(buf), 0, false);
+				cbs[i] = &cb[i];
+			}
+			ready++;
+			while (ready.load(std::memory_order_relaxed) < nthr)
+				;
+			for (long i = 0; i < per;) {
+				long r = ukern_io_submit(ctx, 8, cbs);
+				if (r > 0)
+					i += r;
+				long got = ukern_io_getevents(ctx, 0, r > 0 ? 8 : 64, ev, &zero);
+				if (got > 0)
+					left -= got;
+			}
+			/* Whatever the others left in a shared ring. */
+			while (left.load() > 0) {
+				long got = ukern_io_getevents(ctx, 0, 64, ev, &zero);
+				if (got > 0)
+					left -= got;
+				else if (!shared)
+					break;
+			}
+			if (!shared)
+				ukern_io_destroy(ctx);
+		});
+	for (auto &x : th)
+		x.join();
+	auto t1 = std::chrono::steady_clock::now();
+	if (shared)
+		ukern_io_destroy(shared_ctx);
+	return std::chrono::duration<double>(t1 - t0).count() * 1e9 / (per * nthr);
+}
+
+void BM_SubmitSharing(benchmark::State &state, bool after, bool shared)
+{
+	aio_reqs_mode = after ? ReqsMode::kPercpu : ReqsMode::kLocked;
+	aio_ref_mode = after ? RefMode::kPercpu : RefMode::kAtomic;
+	for (auto _ : state) {
+		double ns = SubmitSharingRun(shared);
+		state.SetIterationTime(ns * TotalIos() / 1e9);
+		state.counters["ns_per_io"] = ns;
+		Record(std::string(after ? "submit_after" : "submit_before") +
+			       (shared ? "/shared" : "/private"),
+		       ns);
+	}
+	aio_reqs_mode = ReqsMode::kPercpu;
+	aio_ref_mode = RefMode::kPercpu;
+}
+BENCHMARK_CAPTURE(BM_SubmitSharing, before_private, false, false)->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(BM_SubmitSharing, before_shared, false, true)->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(BM_SubmitSharing, after_private, true, false)->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(BM_SubmitSharing, after_shared, true, true)->UseManualTime()->Iterations(1);
+
 /* Printed last: the ratios the issue asks for, from this same run. */
 void BM_Summary(benchmark::State &state)
 {
@@ -342,6 +427,12 @@ void BM_Summary(benchmark::State &state)
 		state.counters["sharing_overhead_before"] = (bs - bp) / bs;
 	if (as > 0)
 		state.counters["sharing_overhead_after"] = (as - ap) / as;
+	double sbp = get("submit_before/private"), sbs = get("submit_before/shared");
+	double sap = get("submit_after/private"), sas = get("submit_after/shared");
+	if (sbs > 0)
+		state.counters["submit_sharing_overhead_before"] = (sbs - sbp) / sbs;
+	if (sas > 0)
+		state.counters["submit_sharing_overhead_after"] = (sas - sap) / sas;
 }
 BENCHMARK(BM_Summary)->Iterations(1);
 

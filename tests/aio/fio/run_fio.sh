@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# Runs unmodified fio (ioengine=libaio) against a host file with
+# Runs unmodified fio (ioengine=libaio) against a host file and against
+# /dev/ukern/nullb0 (an emulated null_blk) with
 # libukern_aio.so preloaded: plain, O_DIRECT, and userspace_reap. Checks
 # that fio reports no error and that the I/O went through ukern (the
 # LD_DEBUG bindings show io_submit bound to libukern_aio.so).
@@ -25,3 +26,27 @@ for opts in "--iodepth=8" "--direct=1 --iodepth=16" \
 	echo "fio $opts: err=$err"
 	[ "$err" = 0 ]
 done
+
+# Emulated block device: /dev/ukern/nullb0 (null_blk from UKERN_NULLB) for
+# each irqmode, O_DIRECT with two jobs on disjoint halves, then buffered.
+# The path does not exist on the host: the I/O can only reach null_blk.
+[ ! -e /dev/ukern/nullb0 ]
+for irq in 0 1 2; do
+	for opts in "--direct=1 --numjobs=2 --offset_increment=8m --iodepth=16" \
+		"--numjobs=1 --iodepth=8"; do
+		# shellcheck disable=SC2086
+		UKERN_NULLB="submit_queues=2 hw_queue_depth=64 irqmode=$irq memory_backed=1 gb=1" \
+		LD_PRELOAD="$LIB" "$FIO" --name=nullb --filename=/dev/ukern/nullb0 --size=8m \
+			--rw=randrw --bs=4k --ioengine=libaio $opts --thread --group_reporting \
+			--verify=crc32c --output-format=terse >"$DIR/out" 2>"$DIR/err"
+		err=$(grep '^3;' "$DIR/out" | cut -d';' -f5)
+		echo "fio nullb irqmode=$irq $opts: err=$err"
+		[ "$err" = 0 ]
+	done
+done
+# Without UKERN_NULLB there is no device: fio's open fails with ENOENT.
+if LD_PRELOAD="$LIB" "$FIO" --name=none --filename=/dev/ukern/nullb0 --size=1m --rw=read \
+	--ioengine=libaio --thread --output-format=terse >"$DIR/out" 2>&1; then
+	echo "fio without a device succeeded"; exit 1
+fi
+grep -q "No such file" "$DIR/out"

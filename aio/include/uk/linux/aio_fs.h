@@ -95,4 +95,29 @@ int aio_unregister_file(int fd);
  * reads and writes complete inline with the full length, no syscall. */
 extern const struct file_operations aio_null_file_operations;
 
+/*
+ * block/fops.c's def_blk_fops: direct I/O on an emulated block device
+ * (private_data is its struct block_device). Buffers, offsets and lengths
+ * must be multiples of the logical block size (-EINVAL in the event).
+ */
+extern const struct file_operations def_blk_fops;
+
+#ifdef __cplusplus
+namespace uk {
+/*
+ * Opens block device @name ("nullb0", "/dev/nullb0" or "/dev/ukern/nullb0")
+ * for aio: returns a descriptor (a sparse memfd of the device's size, so
+ * fstat() shows the size) routed to def_blk_fops, or -ENOENT (no such
+ * device), -EINVAL (bad access mode), -EMFILE. @flags: O_RDONLY, O_WRONLY
+ * or O_RDWR, optionally O_CLOEXEC and O_DIRECT. I/O always bypasses any
+ * cache; without O_DIRECT a buffer the device cannot take (alignment) goes
+ * through a bounce buffer. Offsets and lengths must be whole logical blocks.
+ */
+int aio_open_blkdev(const char *name, int flags);
+/* Unregisters, drops the device and closes @fd; no I/O may be in flight. */
+int aio_close_blkdev(int fd);
+bool aio_is_blkdev(int fd);
+}  // namespace uk
+#endif
+
 #endif /* UK_LINUX_AIO_FS_H */
