@@ -287,6 +287,7 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 {
 	struct request_queue *q;
 	const bool is_write = flags & BLKDEV_RW_WRITE;
+	bool is_sync;
 	blk_opf_t opf = is_write ? (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE) : (blk_opf_t)REQ_OP_READ;
 	struct blkdev_iter it = { .iov = iov, .nr_segs = nr_segs, .iov_off = 0, .count = 0 };
 	struct completion wait;
@@ -353,7 +354,9 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 	dio->waiter = NULL;
 	dio->wait = NULL;
 	atomic_set(&dio->ref, 1);
-	if (dio->is_sync) {
+	/* Once the last bio is submitted an async dio may be gone: use the local. */
+	is_sync = dio->is_sync;
+	if (is_sync) {
 		init_completion(&wait);
 		dio->wait = &wait;
 	}
@@ -392,13 +395,13 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 			cmpxchg(&dio->status, (blk_status_t)0, BLK_STS_RESOURCE);
 			if (atomic_dec_and_test(&dio->ref))
 				blkdev_dio_complete(dio);
-			if (dio->is_sync)
+			if (is_sync)
 				break;
 			return -EIOCBQUEUED;
 		}
 	}
 
-	if (!dio->is_sync)
+	if (!is_sync)
 		return -EIOCBQUEUED;
 
 	if (opf & REQ_POLLED) {

@@ -370,13 +370,29 @@ void null_global_queue_params(unsigned int *submit_queues, unsigned int *poll_qu
 
 /* ---- fault injection ---- */
 
+/*
+ * A kernel built without CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION pays
+ * nothing here. Ours always has it: skip should_fail() when the attribute
+ * can neither fail nor has a space/interval count to advance (exactly the
+ * cases where should_fail() returns false without side effects).
+ */
+static inline bool null_fault_attr_idle(struct fault_attr *attr)
+{
+	return !READ_ONCE(attr->probability) && !atomic_read(&attr->space) &&
+	       READ_ONCE(attr->interval) <= 1;
+}
+
 bool should_timeout_request(struct nullb_device *dev)
 {
+	if (null_fault_attr_idle(&dev->timeout_config.attr))
+		return false;
 	return should_fail(&dev->timeout_config.attr, 1);
 }
 
 bool should_requeue_request(struct nullb_device *dev)
 {
+	if (null_fault_attr_idle(&dev->requeue_config.attr))
+		return false;
 	return should_fail(&dev->requeue_config.attr, 1);
 }
 

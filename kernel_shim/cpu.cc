@@ -201,11 +201,15 @@ void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
   t.pdepth = 0;
   t.bh_depth = 0;
   t.lock_depth = 0;
+  // Nested on the caller's own CPU, the interrupt sees the caller's count;
+  // on another CPU (an IPI) it starts from that CPU's task context: the
+  // caller's softirq/hardirq bits belong to a different CPU.
+  const uint32_t base = saved.cpu == cpu ? saved.preempt_count : 0;
   if (bit == kCpuIrq) {
-    t.preempt_count = saved.preempt_count + HARDIRQ_OFFSET;
+    t.preempt_count = base + HARDIRQ_OFFSET;
     t.irqs_off = true;
   } else {
-    t.preempt_count = saved.preempt_count + SOFTIRQ_OFFSET;
+    t.preempt_count = base + SOFTIRQ_OFFSET;
     t.irqs_off = false;
   }
   fn();

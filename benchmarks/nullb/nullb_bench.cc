@@ -107,8 +107,12 @@ struct Submitter {
 void sub_done(void *priv, long res) {
   Submitter *s = static_cast<Submitter *>(priv);
   s->completed.fetch_add(1, std::memory_order_relaxed);
-  if (s->inflight.fetch_sub(1, std::memory_order_release) == 64)
-    s->inflight.notify_one();
+  // The submitter sleeps at 64 (queue full) and, when draining, until 0:
+  // wake it on both edges. Completions run on other threads with irqmode=1
+  // (ksoftirqd), so a drain that waited for a change nobody notifies would
+  // hang (it did: the "irqmode=1 stall" was this).
+  int old = s->inflight.fetch_sub(1, std::memory_order_release);
+  if (old == 64 || old == 1) s->inflight.notify_one();
 }
 
 struct IopsResult {
@@ -144,10 +148,8 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
                               sub_done, &s);
         if (r != -EIOCBQUEUED) std::abort();
       }
-      while (s.inflight.load(std::memory_order_acquire)) {
-        int cur = s.inflight.load(std::memory_order_acquire);
-        if (cur) s.inflight.wait(cur, std::memory_order_acquire);
-      }
+      for (int cur; (cur = s.inflight.load(std::memory_order_acquire)) != 0;)
+        s.inflight.wait(cur, std::memory_order_acquire);
       if (pin) uk::pin_thread_to_cpu(-1);
     });
   }

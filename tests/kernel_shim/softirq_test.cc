@@ -141,6 +141,34 @@ TEST_F(SoftirqTest, RaisedInSoftirqRestarts) {
   EXPECT_EQ(uk::softirq_pending(0), 0u);
 }
 
+// An IPI sent from CPU 0's softirq runs in CPU 1's hardirq context, which
+// is not serving a softirq: what it raises on CPU 1 runs at that hardirq's
+// exit instead of being left to CPU 0's __do_softirq() restart (which only
+// looks at CPU 0). blk-mq's remote completion is such an IPI.
+void raise_rx_ipi(void *info) {
+  *static_cast<bool *>(info) = in_serving_softirq();
+  raise_softirq_irqoff(NET_RX_SOFTIRQ);
+}
+
+TEST_F(SoftirqTest, RaisedInIpiFromAnotherCpusSoftirqRunsThere) {
+  bool ipi_saw_serving = true;
+  int sender_cpu = -1;
+  uk::run_in_softirq(0, [&] {
+    sender_cpu = smp_processor_id();
+    ASSERT_EQ(smp_call_function_single(1, raise_rx_ipi, &ipi_saw_serving, 1), 0);
+    EXPECT_TRUE(in_serving_softirq());
+    EXPECT_EQ(smp_processor_id(), 0);
+  });
+  EXPECT_EQ(sender_cpu, 0);
+  EXPECT_FALSE(ipi_saw_serving);
+  auto ev = rec.events();
+  ASSERT_EQ(ev.size(), 1u) << "softirq raised on CPU 1 was left pending";
+  EXPECT_EQ(ev[0].what, "net_rx");
+  EXPECT_EQ(ev[0].cpu, 1);
+  EXPECT_TRUE(ev[0].softirq);
+  EXPECT_EQ(uk::softirq_pending(1), 0u);
+}
+
 struct TaskletProbe {
   struct tasklet_struct t;
   int runs = 0;
