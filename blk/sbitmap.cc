@@ -82,8 +82,10 @@ static bool sbitmap_deferred_clear_v610_impl(struct sbitmap_word *map)
 		return false;
 
 	mask = xchg(&map->cleared, 0);
+	uk_tsan_acquire(&map->cleared); /* pairs with sbitmap_deferred_clear_bit() */
 	if (unlikely(sbitmap_deferred_clear_hook))
 		sbitmap_deferred_clear_hook(map);
+	uk_tsan_release(&map->word); /* pairs with __sbitmap_get_word()'s acquire */
 	atomic_long_andnot(mask, (atomic_long_t *)&map->word);
 	return true;
 }
@@ -127,11 +129,13 @@ static inline bool sbitmap_deferred_clear(struct sbitmap_word *map, unsigned int
 
 	/* Take the freed bits, leaving ->cleared empty... */
 	mask = xchg(&map->cleared, 0);
+	uk_tsan_acquire(&map->cleared); /* pairs with sbitmap_deferred_clear_bit() */
 	if (unlikely(sbitmap_deferred_clear_hook))
 		sbitmap_deferred_clear_hook(map);
 
 	/* ...and release them in ->word. */
 	static_assert(sizeof(atomic_long_t) == sizeof(map->word));
+	uk_tsan_release(&map->word); /* pairs with __sbitmap_get_word()'s acquire */
 	atomic_long_andnot(mask, (atomic_long_t *)&map->word);
 	ret = true;
 out:
@@ -862,6 +866,8 @@ void sbitmap_queue_clear_batch(struct sbitmap_queue *sbq, int offset, int *tags,
 		if (!addr) {
 			addr = this_addr;
 		} else if (addr != this_addr) {
+			/* smp_mb__before_atomic() above, for TSan (see sbitmap.h) */
+			uk_tsan_release(addr);
 			atomic_long_andnot(mask, (atomic_long_t *)addr);
 			mask = 0;
 			addr = this_addr;
@@ -869,8 +875,10 @@ void sbitmap_queue_clear_batch(struct sbitmap_queue *sbq, int offset, int *tags,
 		mask |= (1UL << SB_NR_TO_BIT(sb, tag));
 	}
 
-	if (mask)
+	if (mask) {
+		uk_tsan_release(addr);
 		atomic_long_andnot(mask, (atomic_long_t *)addr);
+	}
 
 	/* Pairs with set_current_state() in the waiter, as in sbitmap_queue_clear(). */
 	smp_mb__after_atomic();

@@ -208,9 +208,12 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_m
 	cmd->fake_timeout = should_timeout_request(nq->dev) || blk_should_fake_timeout(rq->q);
 
 	if (should_requeue_request(nq->dev)) {
-		/* Take turns: the core's busy path, then the driver's requeue. */
-		nq->requeue_selection++;
-		if (nq->requeue_selection & 1)
+		/*
+		 * Take turns: the core's busy path, then the driver's requeue.
+		 * Direct issue and the requeue work can both be here for one
+		 * queue; a lost increment only skips a turn, as upstream.
+		 */
+		if (data_race(++nq->requeue_selection) & 1)
 			return BLK_STS_RESOURCE;
 		blk_mq_requeue_request(rq, true);
 		return BLK_STS_OK;

@@ -107,7 +107,8 @@ int detach_if_pending(struct timer_list *timer, timer_base *base)
 /* Returns true if the timer became the base's earliest. */
 bool enqueue_timer(timer_base *base, struct timer_list *timer, unsigned long expires)
 {
-	timer->expires = expires;
+	/* Marked: callers such as blk_add_timer() read ->expires locklessly. */
+	WRITE_ONCE(timer->expires, expires);
 	timer->node.expires = expires_to_ns(expires);
 	timer->node.seq = uk::timerq_next_seq(&base->seq);
 	base->heap.push(&timer->node);

@@ -209,6 +209,9 @@ static inline void sbitmap_deferred_clear_bit(struct sbitmap *sb, unsigned int b
 {
 	unsigned long *addr = &sb->map[SB_NR_TO_INDEX(sb, bitnr)].cleared;
 
+	/* The caller's smp_mb__before_atomic(), for TSan; pairs with the
+	 * uk_tsan_acquire() after the xchg in sbitmap_deferred_clear(). */
+	uk_tsan_release(addr);
 	set_bit(SB_NR_TO_BIT(sb, bitnr), addr);
 }
 

@@ -177,6 +177,19 @@ struct DataRaceScope {
 #define data_race(expr) ({ expr; })
 #endif
 
+/*
+ * uk_tsan_release/uk_tsan_acquire: tell ThreadSanitizer about an ordering
+ * the code gets from a fence plus a relaxed atomic, which TSan does not
+ * model. Each use names the fence it stands for and its pair.
+ */
+#ifdef UK_TSAN
+#define uk_tsan_release(addr) __tsan_release((void *)(addr))
+#define uk_tsan_acquire(addr) __tsan_acquire((void *)(addr))
+#else
+#define uk_tsan_release(addr) do { } while (0)
+#define uk_tsan_acquire(addr) do { } while (0)
+#endif
+
 #define __same_type(a, b) (std::is_same_v<__typeof__(a), __typeof__(b)>)
 
 #endif /* UK_LINUX_COMPILER_H */

@@ -31,7 +31,8 @@ static inline void INIT_LIST_HEAD(struct list_head *list)
 
 static inline void __list_add(struct list_head *n, struct list_head *prev, struct list_head *next)
 {
-	next->prev = n;
+	/* Marked: list_empty_careful() reads ->prev and ->next locklessly. */
+	WRITE_ONCE(next->prev, n);
 	n->next = next;
 	n->prev = prev;
 	WRITE_ONCE(prev->next, n);
@@ -49,7 +50,7 @@ static inline void list_add_tail(struct list_head *n, struct list_head *head)
 
 static inline void __list_del(struct list_head *prev, struct list_head *next)
 {
-	next->prev = prev;
+	WRITE_ONCE(next->prev, prev);
 	WRITE_ONCE(prev->next, next);
 }
 
@@ -168,9 +169,9 @@ static inline void __list_splice(const struct list_head *list, struct list_head 
 	struct list_head *last = list->prev;
 
 	first->prev = prev;
-	prev->next = first;
+	WRITE_ONCE(prev->next, first);
 	last->next = next;
-	next->prev = last;
+	WRITE_ONCE(next->prev, last);
 }
 
 static inline void list_splice(const struct list_head *list, struct list_head *head)
