@@ -380,8 +380,14 @@ bool percpu_ref_is_zero(struct percpu_ref *ref)
 
 	/* the lock keeps ->data from going away under us */
 	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	/*
+	 * Acquire: pairs with the fully ordered atomic_long_sub_and_test() of
+	 * the put that reached zero, so a caller that sees zero (a freeze
+	 * waiter about to free the queue) is ordered after everything the
+	 * last holder did, the switch callback's counter reads included.
+	 */
 	if (ref->data)
-		count = atomic_long_read(&ref->data->count);
+		count = atomic_long_read_acquire(&ref->data->count);
 	else
 		count = READ_ONCE(ref->percpu_count_ptr) >> __PERCPU_REF_FLAG_BITS;
 	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
