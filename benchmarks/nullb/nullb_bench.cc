@@ -118,11 +118,21 @@ void sub_done(void *priv, long res) {
 struct IopsResult {
   double iops = 0;
   double wakeups_per_kio = 0;
+  long rescues = 0;  // watchdog wake_alls needed to end the run: lost wake-ups
 };
+
+// The tag bitmap I/O allocates from (the shared one for shared tags).
+struct sbitmap_queue *TagBitmap(struct block_device *b) {
+  struct request_queue *q = bdev_get_queue(b);
+  struct blk_mq_tags *tags = q->tag_set->shared_tags ? q->tag_set->shared_tags
+                                                     : q->queue_hw_ctx[0]->tags;
+  return &tags->bitmap_tags;
+}
 
 IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double seconds) {
   std::vector<Submitter> subs(nthreads);
   std::atomic<bool> stop{false};
+  std::atomic<unsigned> finished{0};
   std::vector<std::thread> ts;
   const u64 span_blocks = (uk::blkdev_size(b) >> 12) - 1;
   uk::CtxswCounts c0 = uk::ctxsw_counts_process();
@@ -151,6 +161,7 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
       for (int cur; (cur = s.inflight.load(std::memory_order_acquire)) != 0;)
         s.inflight.wait(cur, std::memory_order_acquire);
       if (pin) uk::pin_thread_to_cpu(-1);
+      finished.fetch_add(1, std::memory_order_release);
     });
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));  // the measured interval
@@ -159,9 +170,28 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
   double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stop = true;
   for (auto &s : subs) s.inflight.notify_all();
+  // Watchdog: blk_mq_get_tag() sleeps without a timeout, as in the kernel,
+  // so a lost wake-up (the v6.1 scheme's flaw) strands a submitter for good.
+  // After a grace second, kick every wait queue of the tag bitmap until all
+  // submitters are done, and count the kicks: each one ended a stranded wait.
+  long rescues = 0;
+  auto t_stop = std::chrono::steady_clock::now();
+  while (finished.load(std::memory_order_acquire) < nthreads) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, not sync
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count();
+    if (waited > 1.0) {
+      sbitmap_queue_wake_all(TagBitmap(b));
+      rescues++;
+    }
+    if (waited > 60.0) {
+      fprintf(stderr, "nullb bench: submitters still stuck after 60 s\n");
+      std::abort();
+    }
+  }
   for (auto &t : ts) t.join();
   uk::CtxswCounts c = uk::ctxsw_counts_process() - c0;
   IopsResult r;
+  r.rescues = rescues;
   r.iops = n0 / el;
   r.wakeups_per_kio = n0 ? 1000.0 * c.voluntary / n0 : 0;
   return r;
@@ -170,10 +200,7 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
 std::map<std::pair<int, int>, std::map<int, IopsResult>> g_best;  // (shared, depth) -> scheme
 
 void SetScheme(struct block_device *b, int scheme) {
-  struct request_queue *q = bdev_get_queue(b);
-  struct blk_mq_tags *tags = q->tag_set->shared_tags ? q->tag_set->shared_tags
-                                                     : q->queue_hw_ctx[0]->tags;
-  sbitmap_queue_set_wake_scheme(&tags->bitmap_tags, (enum sbq_wake_scheme)scheme);
+  sbitmap_queue_set_wake_scheme(TagBitmap(b), (enum sbq_wake_scheme)scheme);
 }
 
 // irqmode for the IOPS runs: UKERN_NULLB_IRQMODE (default 0, see docs/bench/nullb.md).
@@ -198,6 +225,7 @@ void BM_NullbIops(benchmark::State &state) {
     state.SetIterationTime(Seconds());
   }
   state.counters["submitters"] = Submitters();
+  state.counters["lost_wakeup_rescues"] = r.rescues;
   state.counters["iops"] = r.iops;
   state.counters["wakeups_per_kio"] = r.wakeups_per_kio;
   state.SetLabel(scheme == SBQ_WAKE_V61 ? "v6.1" : "today");
@@ -224,6 +252,7 @@ void BM_NullbIopsShared(benchmark::State &state) {
   }
   uk::set_nr_cpu_ids(saved);
   state.counters["submitters"] = 2 * Submitters();
+  state.counters["lost_wakeup_rescues"] = r.rescues;
   state.counters["iops"] = r.iops;
   state.counters["wakeups_per_kio"] = r.wakeups_per_kio;
   state.SetLabel(scheme == SBQ_WAKE_V61 ? "v6.1" : "today");
