@@ -15,32 +15,10 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/percpu.h>
 
+#include "aio_testlib.h"
 #include "testmain.h"
 
 namespace {
-
-class AioTest : public ::testing::Test {
- protected:
-	void SetUp() override
-	{
-		uk::aio::quiesce();
-		live_ctx_ = uk::aio::nr_live_ctx();
-		pcpu_ = uk::percpu_bytes_in_use();
-	}
-	void TearDown() override
-	{
-		uk::aio::quiesce();
-		EXPECT_EQ(uk::aio::nr_live_ctx(), live_ctx_);
-		EXPECT_EQ(uk::aio::nr_live_reqs(), 0);
-		EXPECT_EQ(uk::percpu_bytes_in_use(), pcpu_);
-		EXPECT_EQ(aio_nr, 0UL);
-		uk::aio::aio_lookup_mode = uk::aio::LookupMode::kTable;
-		uk::aio::aio_reqs_mode = uk::aio::ReqsMode::kPercpu;
-		uk::aio::aio_ref_mode = uk::aio::RefMode::kPercpu;
-	}
-	long live_ctx_ = 0;
-	size_t pcpu_ = 0;
-};
 
 long RssKb()
 {
