@@ -13,6 +13,7 @@
 #include <uk/linux/bottom_half.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/smp.h>
 #include <uk/shim/futex.h>
 
@@ -126,12 +127,18 @@ void cpu_acquire(uint32_t bits) {
   sched_point("cpu_acquire");
   uint32_t want = bits & ~t.held;
   if (!want) return;
+  const bool first = t.held == 0;
   if (t.cpu < 0) {
     t.cpu = pick_and_take(t, want);
   } else {
     take(cpu_slots[t.cpu], want);
   }
   t.held |= want;
+  // Consolidated RCU (v4.20+): a section with preemption, bottom halves or
+  // interrupts off is a read-side critical section, so a grace period that
+  // starts inside it waits for its end. percpu_ref_kill() and others rely
+  // on it: their call_rcu() callback must not run before they unlock.
+  if (first) __rcu_read_lock();
 }
 
 void cpu_release(uint32_t bits) {
@@ -142,6 +149,7 @@ void cpu_release(uint32_t bits) {
   t.held &= ~drop;
   if (!t.held) t.cpu = -1;
   give(cpu_slots[cpu], drop);
+  if (!t.held) __rcu_read_unlock();  // the section cpu_acquire() began
   if (cpu_slots[cpu].has_pending.load(std::memory_order_acquire) &&
       !t.irqs_off && t.bh_depth == 0 && !t.in_irq_ctx)
     run_pending(cpu);
@@ -212,7 +220,10 @@ void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
     t.preempt_count = base + SOFTIRQ_OFFSET;
     t.irqs_off = false;
   }
+  // Interrupt handlers are RCU readers too (see cpu_acquire()).
+  __rcu_read_lock();
   fn();
+  __rcu_read_unlock();
   if (t.held != bit || t.irqs_off != (bit == kCpuIrq) || t.pdepth || t.bh_depth)
     WARN(1, "ukern: interrupt handler on CPU %d returned with unbalanced state\n",
          cpu);

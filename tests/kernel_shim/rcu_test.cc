@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/spinlock.h>
 
 #include "testmain.h"
 
@@ -181,6 +183,31 @@ TEST(RcuTest, GracePeriodWaitsForPreexistingReadersOnly) {
   writer.join();
 }
 
+// Asserts that a writer waits for a thread inside enter()..leave().
+void ExpectSectionHoldsOffWriter(const std::function<void()> &enter,
+                                 const std::function<void()> &leave) {
+  std::atomic<int> state{0};
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    enter();
+    state = 1;
+    WaitFor([&] { return state.load() == 2; });
+    leave();
+  });
+  ASSERT_TRUE(WaitFor([&] { return state.load() == 1; }));
+  std::thread writer([&] {
+    synchronize_rcu();
+    done = true;
+  });
+  // The writer sleeps only once it has seen the section as a reader.
+  ASSERT_TRUE(WaitFor(WriterSleeping));
+  EXPECT_FALSE(done.load());
+  state = 2;
+  EXPECT_TRUE(WaitFor([&] { return done.load(); }));
+  reader.join();
+  writer.join();
+}
+
 TEST(RcuTest, NestedSectionEndsAtOutermostUnlock) {
   EXPECT_FALSE(rcu_read_lock_held());
   rcu_read_lock();
@@ -194,27 +221,47 @@ TEST(RcuTest, NestedSectionEndsAtOutermostUnlock) {
   EXPECT_FALSE(rcu_read_lock_held());
 
   // A thread that is still inside after an inner unlock holds up a writer.
-  std::atomic<int> state{0};
-  std::atomic<bool> done{false};
-  std::thread reader([&] {
-    rcu_read_lock();
-    rcu_read_lock();
-    rcu_read_unlock();
-    state = 1;
-    WaitFor([&] { return state.load() == 2; });
-    rcu_read_unlock();
-  });
-  ASSERT_TRUE(WaitFor([&] { return state.load() == 1; }));
-  std::thread writer([&] {
-    synchronize_rcu();
-    done = true;
-  });
-  ASSERT_TRUE(WaitFor(WriterSleeping));
-  EXPECT_FALSE(done.load());
-  state = 2;
-  EXPECT_TRUE(WaitFor([&] { return done.load(); }));
-  reader.join();
-  writer.join();
+  ExpectSectionHoldsOffWriter(
+      [] {
+        rcu_read_lock();
+        rcu_read_lock();
+        rcu_read_unlock();
+      },
+      [] { rcu_read_unlock(); });
+}
+
+// Consolidated RCU: preempt-, bh- and irq-disabled sections (and so every
+// spinlock section) and interrupt handlers hold off a grace period.
+TEST(RcuTest, AtomicSectionsAreReaders) {
+  unsigned long flags = 0;
+  spinlock_t lock;
+  spin_lock_init(&lock);
+  ExpectSectionHoldsOffWriter([] { preempt_disable(); }, [] { preempt_enable(); });
+  ExpectSectionHoldsOffWriter([] { local_bh_disable(); }, [] { local_bh_enable(); });
+  ExpectSectionHoldsOffWriter([&] { local_irq_save(flags); },
+                              [&] { local_irq_restore(flags); });
+  ExpectSectionHoldsOffWriter([&] { spin_lock_irqsave(&lock, flags); },
+                              [&] { spin_unlock_irqrestore(&lock, flags); });
+  ExpectSectionHoldsOffWriter([&] { spin_lock(&lock); }, [&] { spin_unlock(&lock); });
+  // A hardirq handler, entered from a thread that holds no CPU.
+  std::atomic<int> irq_state{0};
+  std::atomic<bool> in{false};
+  std::thread irq_thread;
+  ExpectSectionHoldsOffWriter(
+      [&] {
+        irq_thread = std::thread([&] {
+          uk::run_in_hardirq(0, [&] {
+            in = true;
+            WaitFor([&] { return irq_state.load() == 1; });
+          });
+        });
+        WaitFor([&] { return in.load(); });
+      },
+      [&] {
+        irq_state = 1;
+        irq_thread.join();
+      });
+  EXPECT_FALSE(rcu_read_lock_held());
 }
 
 TEST(RcuTest, BhAndSchedFlavours) {

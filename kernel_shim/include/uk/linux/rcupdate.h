@@ -163,9 +163,10 @@ static __always_inline void __rcu_read_unlock(void)
 /*
  * rcu_read_lock()/rcu_read_unlock(): a read-side critical section. They
  * nest, never block, and are legal in any context (task, softirq, hardirq).
- * Note: unlike the kernel's consolidated RCU, a section that only disables
- * preemption, bottom halves or interrupts is NOT a reader here; use
- * rcu_read_lock_sched()/_bh() (which add rcu_read_lock()).
+ * As with the kernel's consolidated RCU (v4.20+), a section that disables
+ * preemption, bottom halves or interrupts (a spinlock's, say) and interrupt
+ * context are readers as well: the virtual CPU model begins a section when
+ * a thread takes a CPU and ends it when the thread lets the CPU go.
  */
 static __always_inline void rcu_read_lock(void)
 {
