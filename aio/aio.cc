@@ -46,6 +46,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
+#include <uk/linux/percpu-refcount.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/radix-tree.h>
 #include <uk/linux/rculist.h>
@@ -54,7 +55,6 @@
 #include <uk/linux/spinlock.h>
 
 #include "aio_internal.h"
-#include "percpu_ref_compat.h"
 #include "usercopy.h"
 
 #define AIO_RING_MAGIC 0xa10a10a1
@@ -354,9 +354,9 @@ static void aio_free_ring(struct kioctx *ctx)
 	}
 }
 
-static int vm_munmap(unsigned long start, size_t len)
+static int vm_munmap(struct kioctx *ctx, unsigned long start, size_t len)
 {
-	return munmap((void *)start, len);
+	return aio_ring_area_unmap_user(&ctx->ring_area, start, len);
 }
 
 /*
@@ -729,7 +729,7 @@ err_cleanup:
 err_ctx:
 	atomic_set(&ctx->dead, 1);
 	if (ctx->mmap_size)
-		vm_munmap(ctx->mmap_base, ctx->mmap_size);
+		vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
 	aio_free_ring(ctx);
 err:
 	mutex_unlock(&ctx->ring_lock);
@@ -794,7 +794,7 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 		/* Unmap only what is still ours (the program may have moved it). */
 		mutex_lock(&ctx->ring_lock);
 		if (aio_ring_mapped_at(ctx, ctx->mmap_base))
-			vm_munmap(ctx->mmap_base, ctx->mmap_size);
+			vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
 		mutex_unlock(&ctx->ring_lock);
 	}
 
@@ -2342,6 +2342,16 @@ long nr_live_ctx(void)
 	return atomic_long_read(&aio_live_ctx);
 }
 
+long nr_ring_maps(void)
+{
+	return aio_ring_user_maps();
+}
+
+long ring_maps_max(void)
+{
+	return aio_ring_user_maps_max();
+}
+
 long nr_live_reqs(void)
 {
 	return kiocb_cachep ? (long)uk::slab_nr_allocated(kiocb_cachep) : 0;
@@ -2355,9 +2365,27 @@ void quiesce(void)
 	aio_wq_flush();
 }
 
+/*
+ * The process "exits": exit_mmap() takes the user ring mappings, whose
+ * exit_aio() leaves alone, and exit_aio() kills every context.
+ */
 void reset_mm_for_test(void)
 {
+	struct kioctx_table *table;
+	unsigned i;
+
 	aio_setup();
+	table = rcu_dereference_raw(aio_mm.ioctx_table);
+	for (i = 0; table && i < table->nr; i++) {
+		struct kioctx *ctx = rcu_dereference_protected(table->table[i], true);
+
+		if (!ctx || !ctx->mmap_size)
+			continue;
+		mutex_lock(&ctx->ring_lock);
+		if (aio_ring_mapped_at(ctx, ctx->mmap_base))
+			vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
+		mutex_unlock(&ctx->ring_lock);
+	}
 	exit_aio(&aio_mm);
 	quiesce();
 }

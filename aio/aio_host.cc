@@ -15,6 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -115,26 +117,124 @@ void aio_wq_fork_child(void)
 /* ------------------------------------------------------------------ */
 /* Ring pages.                                                         */
 
+/*
+ * Rings live in memfd arenas: the "kernel" maps each arena once (kbase);
+ * each ring's user mapping goes at the same offset in a PROT_NONE
+ * reservation of the arena's size (ubase), so that the user mappings of
+ * neighbouring rings are one VMA, as the kernel would merge them. The
+ * kernel's io_setup() fails with -ENOMEM where the ring's mmap() would take
+ * the process past vm.max_map_count; 65536 rings, one VMA each, cannot
+ * exist under the default limit, and here the allocator shares the budget:
+ * a process whose rings took every mapping could no longer malloc(). So the
+ * VMAs the rings make are counted, and the rings may use all but
+ * kMapHeadroom of the limit.
+ */
+enum aio_uslot : uint8_t {
+	USLOT_RESERVED, /* PROT_NONE, ours */
+	USLOT_MAPPED,   /* a ring's user mapping */
+	USLOT_LOST,     /* the program unmapped or moved it: never reused */
+};
+
 struct aio_ring_arena {
 	int fd;
 	char *kbase;
+	char *ubase; /* user reservation (NULL: dedicated arena) */
 	unsigned long npages;
 	unsigned long used;
 	unsigned long hint;
 	std::vector<bool> map;
+	std::vector<uint8_t> uslot;
 	bool dedicated;
 };
 
 namespace {
 
 constexpr unsigned long kArenaPages = 16384; /* 64 MiB of address space */
+constexpr long kMapHeadroom = 2048;
 std::mutex arena_lock;
 std::vector<aio_ring_arena *> *arenas;
+/* VMAs the arenas and rings make (an estimate: what merging leaves). */
+std::atomic<long> ring_vmas;
+
+long max_map_count(void)
+{
+	static const long n = [] {
+		long v = 65530; /* DEFAULT_MAX_MAP_COUNT */
+		if (FILE *f = fopen("/proc/sys/vm/max_map_count", "re")) {
+			if (fscanf(f, "%ld", &v) != 1)
+				v = 65530;
+			fclose(f);
+		}
+		return v;
+	}();
+	return n;
+}
+
+long ring_vmas_max(void)
+{
+	long max = max_map_count() - kMapHeadroom;
+
+	return max > 0 ? max : 0;
+}
+
+/* Does a VMA start at user slot @i (a run of reserved or mapped pages)? */
+bool uslot_run_starts(const aio_ring_arena *a, unsigned long i)
+{
+	uint8_t st = a->uslot[i];
+
+	return st != USLOT_LOST && (i == 0 || a->uslot[i - 1] != st);
+}
+
+/* How many VMAs setting user slots [s, s + n) to @st would add. */
+long uslot_delta(aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
+{
+	unsigned long end = std::min(s + n + 1, a->npages);
+	std::vector<uint8_t> saved(a->uslot.begin() + s, a->uslot.begin() + s + n);
+	long before = 0, after = 0;
+
+	for (unsigned long i = s; i < end; i++)
+		before += uslot_run_starts(a, i);
+	std::fill(a->uslot.begin() + s, a->uslot.begin() + s + n, st);
+	for (unsigned long i = s; i < end; i++)
+		after += uslot_run_starts(a, i);
+	std::copy(saved.begin(), saved.end(), a->uslot.begin() + s);
+	return after - before;
+}
+
+void uslot_set(aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
+{
+	ring_vmas.fetch_add(uslot_delta(a, s, n, st), std::memory_order_relaxed);
+	std::fill(a->uslot.begin() + s, a->uslot.begin() + s + n, st);
+}
+
+bool uslot_all(const aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
+{
+	for (unsigned long i = s; i < s + n; i++)
+		if (a->uslot[i] != st)
+			return false;
+	return true;
+}
+
+void *reserve(void *addr, size_t size)
+{
+	void *p = mmap(addr, size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (addr ? MAP_FIXED : 0), -1, 0);
+
+	/* Neither the rings nor their reservation go to a fork child. */
+	if (p != MAP_FAILED)
+		madvise(p, size, MADV_DONTFORK);
+	return p;
+}
 
 aio_ring_arena *arena_new(unsigned long npages, bool dedicated)
 {
-	auto *a = new aio_ring_arena;
 	size_t size = npages * AIO_PAGE_SIZE;
+	long vmas = dedicated ? 1 : 2;
+
+	if (ring_vmas.load(std::memory_order_relaxed) + vmas > ring_vmas_max())
+		return nullptr;
+
+	auto *a = new aio_ring_arena;
 
 	a->fd = memfd_create("[aio]", MFD_CLOEXEC);
 	if (a->fd < 0) {
@@ -154,6 +254,18 @@ aio_ring_arena *arena_new(unsigned long npages, bool dedicated)
 	}
 	/* A fork child does not get the ring (the kernel does not copy it). */
 	madvise(a->kbase, size, MADV_DONTFORK);
+	a->ubase = nullptr;
+	if (!dedicated) {
+		a->ubase = (char *)reserve(nullptr, size);
+		if (a->ubase == MAP_FAILED) {
+			munmap(a->kbase, size);
+			close(a->fd);
+			delete a;
+			return nullptr;
+		}
+		a->uslot.assign(npages, USLOT_RESERVED);
+	}
+	ring_vmas.fetch_add(vmas, std::memory_order_relaxed);
 	a->npages = npages;
 	a->used = 0;
 	a->hint = 0;
@@ -177,13 +289,31 @@ bool arena_take(aio_ring_arena *a, unsigned long n, unsigned long *pgoff)
 				for (unsigned long j = s; j <= i; j++)
 					a->map[j] = true;
 				a->used += n;
-				a->hint = i + 1 < a->npages ? i + 1 : 0;
+				/* Pages below the hint are all in use: lowest first. */
+				if (s == a->hint)
+					a->hint = i + 1 < a->npages ? i + 1 : 0;
 				*pgoff = s;
 				return true;
 			}
 		}
 	}
 	return false;
+}
+
+/*
+ * The program no longer has the ring where we put it (it unmapped or
+ * moved it): whatever is at that address now is not ours to replace.
+ */
+void user_mapping_gone(struct aio_ring_area *area)
+{
+	aio_ring_arena *a = area->arena;
+
+	if (area->ufixed)
+		uslot_set(a, area->pgoff, area->nr_pages, USLOT_LOST);
+	else
+		ring_vmas.fetch_sub(1, std::memory_order_relaxed);
+	area->user_mapped = false;
+	area->ufixed = false;
 }
 
 }  // namespace
@@ -219,6 +349,8 @@ int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages)
 	area->pgoff = pgoff;
 	area->nr_pages = nr_pages;
 	area->kaddr = a->kbase + pgoff * AIO_PAGE_SIZE;
+	area->user_mapped = false;
+	area->ufixed = false;
 	return 0;
 }
 
@@ -229,10 +361,14 @@ void aio_ring_area_free(struct aio_ring_area *area)
 
 	if (!a)
 		return;
+	/* A user mapping left behind: moved, or the process "exits". */
+	if (area->user_mapped)
+		user_mapping_gone(area);
 	if (a->dedicated) {
 		munmap(a->kbase, a->npages * AIO_PAGE_SIZE);
 		close(a->fd);
 		delete a;
+		ring_vmas.fetch_sub(1, std::memory_order_relaxed);
 	} else {
 		/* Give the pages back; they read as zeroes when reused. */
 		fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -240,19 +376,77 @@ void aio_ring_area_free(struct aio_ring_area *area)
 		for (unsigned long j = 0; j < area->nr_pages; j++)
 			a->map[area->pgoff + j] = false;
 		a->used -= area->nr_pages;
+		a->hint = std::min(a->hint, area->pgoff);
 	}
 	area->arena = nullptr;
 }
 
+long aio_ring_user_maps(void)
+{
+	return ring_vmas.load(std::memory_order_relaxed);
+}
+
+long aio_ring_user_maps_max(void)
+{
+	return ring_vmas_max();
+}
+
 void *aio_ring_area_map_user(struct aio_ring_area *area)
 {
+	std::lock_guard<std::mutex> g(arena_lock);
+	aio_ring_arena *a = area->arena;
 	size_t size = area->nr_pages * AIO_PAGE_SIZE;
-	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, area->arena->fd,
-		       area->pgoff * AIO_PAGE_SIZE);
+	off_t off = area->pgoff * AIO_PAGE_SIZE;
+	long delta = 1;
+	void *p;
 
-	if (p != MAP_FAILED)
-		madvise(p, size, MADV_DONTFORK);
+	bool fixed = a->ubase && uslot_all(a, area->pgoff, area->nr_pages, USLOT_RESERVED);
+	if (fixed)
+		delta = uslot_delta(a, area->pgoff, area->nr_pages, USLOT_MAPPED);
+	if (ring_vmas.load(std::memory_order_relaxed) + delta > ring_vmas_max()) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	if (fixed) {
+		/* Replaces our own reservation: nothing of the program's is there. */
+		p = mmap(a->ubase + off, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a->fd,
+			 off);
+		if (p == MAP_FAILED)
+			return p;
+		uslot_set(a, area->pgoff, area->nr_pages, USLOT_MAPPED);
+	} else {
+		p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, off);
+		if (p == MAP_FAILED)
+			return p;
+		ring_vmas.fetch_add(1, std::memory_order_relaxed);
+	}
+	madvise(p, size, MADV_DONTFORK);
+	area->user_mapped = true;
+	area->ufixed = fixed;
 	return p;
+}
+
+int aio_ring_area_unmap_user(struct aio_ring_area *area, unsigned long start, size_t len)
+{
+	std::lock_guard<std::mutex> g(arena_lock);
+	aio_ring_arena *a = area->arena;
+	char *fixed_at = area->ufixed ? a->ubase + area->pgoff * AIO_PAGE_SIZE : nullptr;
+
+	if (area->user_mapped && (char *)start == fixed_at &&
+	    len == area->nr_pages * AIO_PAGE_SIZE) {
+		/* Back to reserved, in one step: the range is never free. */
+		if (reserve((void *)start, len) == MAP_FAILED)
+			return -1;
+		uslot_set(a, area->pgoff, area->nr_pages, USLOT_RESERVED);
+		area->user_mapped = false;
+		area->ufixed = false;
+		return 0;
+	}
+	if (munmap((void *)start, len))
+		return -1;
+	if (area->user_mapped)
+		user_mapping_gone(area);
+	return 0;
 }
 
 void aio_ring_fork_child(void)
@@ -261,6 +455,7 @@ void aio_ring_fork_child(void)
 		for (aio_ring_arena *a : *arenas)
 			close(a->fd);
 	arenas = nullptr; /* the mappings are not in the child */
+	ring_vmas.store(0, std::memory_order_relaxed);
 	new (&arena_lock) std::mutex();
 }
 

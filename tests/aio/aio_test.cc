@@ -417,6 +417,41 @@ TEST_F(AioTest, EfaultNeverCrashes)
 	EXPECT_EQ(ukern_io_destroy(ctx), 0);
 }
 
+/*
+ * Rings are mapped at fixed places in a reservation. One the program moved
+ * leaves its place to the program: a later ring must not be mapped over
+ * what the program put there.
+ */
+TEST_F(AioTest, RingPlaceTheProgramTookIsNotReused)
+{
+	aio_context_t ctx = 0;
+
+	ASSERT_EQ(ukern_io_setup(1, &ctx), 0);
+	const size_t size = 4096;
+	void *dst = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(dst, MAP_FAILED);
+	void *moved = mremap((void *)ctx, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	ASSERT_EQ(moved, dst);
+	/* The program's own page where the ring was. */
+	char *mine = (char *)mmap((void *)ctx, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ((aio_context_t)mine, ctx);
+	memset(mine, 0x5a, size);
+
+	/* The moved ring is the context now; its old place is not ours. */
+	EXPECT_EQ(ukern_io_destroy((aio_context_t)moved), 0);
+	std::vector<aio_context_t> more(8);
+	for (auto &c : more) {
+		ASSERT_EQ(ukern_io_setup(1, &c), 0);
+		EXPECT_NE(c, ctx);
+	}
+	for (size_t i = 0; i < size; i++)
+		ASSERT_EQ(mine[i], 0x5a) << "a ring was mapped over the program's page";
+	for (auto c : more)
+		EXPECT_EQ(ukern_io_destroy(c), 0);
+	munmap(mine, size);
+}
+
 TEST_F(AioTest, SharedContextStress)
 {
 	RegisteredFd dev(&aio_null_file_operations);

@@ -92,9 +92,16 @@ unsigned table_nr(void);
 /* Outstanding objects: contexts and requests not yet freed. */
 long nr_live_ctx(void);
 long nr_live_reqs(void);
+/*
+ * VMAs the rings make (neighbouring rings share one), and the most they
+ * may: vm.max_map_count less a reserve for the rest of the process
+ * (io_setup() fails with -ENOMEM beyond, as the kernel's at the limit).
+ */
+long nr_ring_maps(void);
+long ring_maps_max(void);
 /* Waits until every RCU-deferred free has run. */
 void quiesce(void);
-/* Forget all contexts as a fork child does (test hook). */
+/* The process exits: its ring mappings go, exit_aio() runs (test hook). */
 void reset_mm_for_test(void);
 
 } // namespace uk::aio
