@@ -317,6 +317,7 @@ struct mm_struct *aio_current_mm(void)
 }
 
 static void aio_fork_child(void);
+static void aio_exit_mm(void);
 
 static void aio_setup(void)
 {
@@ -340,6 +341,7 @@ static void aio_setup(void)
 			fclose(f);
 		}
 		pthread_atfork(nullptr, nullptr, aio_fork_child);
+		atexit(aio_exit_mm);
 	});
 }
 
@@ -851,6 +853,18 @@ void exit_aio(struct mm_struct *mm)
 
 	RCU_INIT_POINTER(mm->ioctx_table, NULL);
 	kfree_rcu(table, rcu);
+}
+
+/*
+ * do_exit() -> exit_mm() -> mmput(): the process's contexts die with it,
+ * after their in-flight requests (cancelled where they can be) complete.
+ * Runs from exit() (atexit), while the other threads still run: a later
+ * io_submit() from one of them finds no context (-EINVAL). _exit() and a
+ * fatal signal skip it, as nothing can run then.
+ */
+static void aio_exit_mm(void)
+{
+	exit_aio(&aio_mm);
 }
 
 /* ------------------------------------------------------------------ */

@@ -5,6 +5,7 @@
 // I/O, wakeups, timeouts, signals, leaks, and 64k contexts at once.
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -450,6 +452,55 @@ TEST_F(AioTest, RingPlaceTheProgramTookIsNotReused)
 	for (auto c : more)
 		EXPECT_EQ(ukern_io_destroy(c), 0);
 	munmap(mine, size);
+}
+
+/*
+ * exit() runs exit_aio(), as the kernel's exit_mm() does: a request still
+ * in flight is cancelled and completes (its eventfd is signalled) before the
+ * process is gone. _exit() skips it.
+ */
+TEST_F(AioTest, ExitKillsContextsAndCompletesRequests)
+{
+	for (bool clean_exit : { true, false }) {
+		int efd = eventfd(0, EFD_NONBLOCK);
+		int pfd[2];
+
+		ASSERT_GE(efd, 0);
+		ASSERT_EQ(pipe(pfd), 0);
+		pid_t pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			aio_context_t ctx = 0;
+			struct iocb cb = {}, *cbs[1] = { &cb };
+
+			if (ukern_io_setup(4, &ctx))
+				_exit(2);
+			/* A poll that never fires: the pipe stays empty. */
+			cb.aio_lio_opcode = IOCB_CMD_POLL;
+			cb.aio_fildes = pfd[0];
+			cb.aio_buf = POLLIN;
+			cb.aio_flags = IOCB_FLAG_RESFD;
+			cb.aio_resfd = efd;
+			if (ukern_io_submit(ctx, 1, cbs) != 1)
+				_exit(3);
+			if (clean_exit)
+				exit(0);
+			_exit(0);
+		}
+		int status = 0;
+		ASSERT_EQ(waitpid(pid, &status, 0), pid);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), 0);
+		uint64_t v = 0;
+		ssize_t n = read(efd, &v, sizeof(v));
+		if (clean_exit)
+			EXPECT_TRUE(n == sizeof(v) && v == 1) << "exit() left a request in flight";
+		else
+			EXPECT_EQ(n, -1) << "_exit() is not expected to run exit_aio()";
+		close(efd);
+		close(pfd[0]);
+		close(pfd[1]);
+	}
 }
 
 TEST_F(AioTest, SharedContextStress)
