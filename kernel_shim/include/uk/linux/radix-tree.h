@@ -17,7 +17,9 @@
  * Shim notes: slot and tag words that RCU readers load concurrently are
  * accessed with relaxed/acquire atomics (READ_ONCE, rcu_dereference_raw) and
  * written with WRITE_ONCE/rcu_assign_pointer, which on x86 compile to the
- * kernel's plain moves but keep ThreadSanitizer informed.
+ * kernel's plain moves but keep ThreadSanitizer informed. One exception:
+ * radix_tree_next_slot()'s per-slot NULL test stays a plain load, as in the
+ * kernel, marked with data_race() (see there why).
  */
 #ifndef UK_LINUX_RADIX_TREE_H
 #define UK_LINUX_RADIX_TREE_H
@@ -287,7 +289,15 @@ static __always_inline void **radix_tree_next_slot(void **slot, struct radix_tre
 		while (--count > 0) {
 			slot++;
 			iter->index++;
-			if (likely(READ_ONCE(*slot)))
+			/*
+			 * A plain load, as in the kernel: only a hint that
+			 * the slot is worth returning; the caller dereferences
+			 * it properly. No READ_ONCE: g++ treats an atomic load
+			 * as clobbering memory that escaped, and @iter escapes
+			 * to next_chunk(), so iter->index would go through
+			 * memory on every slot.
+			 */
+			if (likely(data_race(*slot)))
 				return slot;
 			if (flags & RADIX_TREE_ITER_CONTIG) {
 				/* A hole ends a contiguous walk for good. */
