@@ -461,6 +461,9 @@ TEST_F(AioTest, RingPlaceTheProgramTookIsNotReused)
  */
 TEST_F(AioTest, ExitKillsContextsAndCompletesRequests)
 {
+#ifdef UKERN_TSAN
+	GTEST_SKIP() << "ThreadSanitizer stops a fork child that starts threads";
+#endif
 	for (bool clean_exit : { true, false }) {
 		int efd = eventfd(0, EFD_NONBLOCK);
 		int pfd[2];
@@ -490,7 +493,14 @@ TEST_F(AioTest, ExitKillsContextsAndCompletesRequests)
 		int status = 0;
 		ASSERT_EQ(waitpid(pid, &status, 0), pid);
 		ASSERT_TRUE(WIFEXITED(status));
+#ifdef UKERN_SANITIZER
+		/* LeakSanitizer's check at exit() may fail the child (it runs
+		 * after exit_aio(), before the RCU frees): only ours count. */
+		ASSERT_NE(WEXITSTATUS(status), 2);
+		ASSERT_NE(WEXITSTATUS(status), 3);
+#else
 		ASSERT_EQ(WEXITSTATUS(status), 0);
+#endif
 		uint64_t v = 0;
 		ssize_t n = read(efd, &v, sizeof(v));
 		if (clean_exit)
