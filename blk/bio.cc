@@ -69,17 +69,30 @@ const char *blk_status_to_str(blk_status_t status)
 	return blk_errors[idx].name;
 }
 
+/* Every field but the inline vecs, one by one: no memset on the fast path. */
 void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	      unsigned short max_vecs, blk_opf_t opf)
 {
-	memset(bio, 0, sizeof(*bio));
+	bio->bi_next = NULL;
 	bio->bi_bdev = bdev;
 	bio->bi_opf = opf;
+	bio->bi_flags = 0;
+	bio->bi_ioprio = 0;
+	bio->bi_status = 0;
+	bio->bi_iter.bi_sector = 0;
+	bio->bi_iter.bi_size = 0;
+	bio->bi_iter.bi_idx = 0;
+	bio->bi_iter.bi_bvec_done = 0;
+	bio->bi_end_io = NULL;
+	bio->bi_private = NULL;
+	bio->bi_vcnt = 0;
 	atomic_set(&bio->__bi_remaining, 1);
 	atomic_set(&bio->__bi_cnt, 1);
 	bio->bi_cookie = BLK_QC_T_NONE;
+
 	bio->bi_max_vecs = max_vecs;
 	bio->bi_io_vec = table;
+	bio->bi_pool = NULL;
 }
 
 void bio_uninit(struct bio *bio)
@@ -93,6 +106,60 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 	atomic_set(&bio->__bi_remaining, 1);
 	bio->bi_bdev = bdev;
 	bio->bi_opf = opf;
+}
+
+/*
+ * A bio_set: one slab of front_pad + bio + BIO_INLINE_VECS vecs (the
+ * kernel's bio_slab with its back_pad); longer vec tables come from
+ * kmalloc (the kernel's biovec slabs). No mempool reserve.
+ */
+int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags)
+{
+	unsigned int back_pad = (flags & BIOSET_NEED_BVECS) ?
+		BIO_INLINE_VECS * sizeof(struct bio_vec) : 0;
+
+	bs->front_pad = front_pad;
+	bs->back_pad = back_pad;
+	bs->bio_slab = kmem_cache_create("bio", front_pad + sizeof(struct bio) + back_pad,
+					 __alignof__(struct bio), 0, NULL);
+	return bs->bio_slab ? 0 : -ENOMEM;
+}
+
+void bioset_exit(struct bio_set *bs)
+{
+	kmem_cache_destroy(bs->bio_slab);
+	bs->bio_slab = NULL;
+}
+
+struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+			     gfp_t gfp_mask, struct bio_set *bs)
+{
+	struct bio_vec *bvl = NULL;
+	struct bio *bio;
+	void *p;
+
+	if (WARN_ON_ONCE(!bs->back_pad && nr_vecs))
+		return NULL;
+	if (nr_vecs > BIO_MAX_VECS)
+		return NULL;
+
+	p = kmem_cache_alloc(bs->bio_slab, gfp_mask);
+	if (unlikely(!p))
+		return NULL;
+	bio = (struct bio *)((char *)p + bs->front_pad);
+
+	if (nr_vecs > BIO_INLINE_VECS) {
+		bvl = (struct bio_vec *)kmalloc_array(nr_vecs, sizeof(*bvl), gfp_mask);
+		if (unlikely(!bvl)) {
+			kmem_cache_free(bs->bio_slab, p);
+			return NULL;
+		}
+	} else if (nr_vecs) {
+		bvl = bio->bi_inline_vecs;
+	}
+	bio_init(bio, bdev, bvl, nr_vecs, opf);
+	bio->bi_pool = bs;
+	return bio;
 }
 
 struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
@@ -111,8 +178,16 @@ struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf
 
 static void bio_free(struct bio *bio)
 {
+	struct bio_set *bs = bio->bi_pool;
+
 	bio_uninit(bio);
-	kfree(bio);
+	if (bs) {
+		if (bio->bi_io_vec != bio->bi_inline_vecs)
+			kfree(bio->bi_io_vec);
+		kmem_cache_free(bs->bio_slab, (char *)bio - bs->front_pad);
+	} else {
+		kfree(bio);
+	}
 }
 
 void bio_put(struct bio *bio)

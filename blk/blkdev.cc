@@ -149,8 +149,8 @@ void blkdev_put(struct block_device *bdev)
 /* ---- direct I/O (block/fops.c) ---- */
 
 /*
- * One direct I/O: its first bio is embedded (the kernel's bio_set
- * front_pad), further bios are counted in @ref.
+ * One direct I/O: its first bio is embedded (the front_pad of
+ * blkdev_dio_pool), further bios are counted in @ref.
  */
 struct blkdev_dio {
 	blkdev_rw_done_t done;
@@ -165,6 +165,21 @@ struct blkdev_dio {
 	/* must be last: the first bio and its inline vecs */
 	struct bio bio;
 };
+
+static struct bio_set blkdev_dio_pool;
+
+/* blkdev_init(): the module_init of block/fops.c, on first use. */
+static struct bio_set *blkdev_dio_pool_get(void)
+{
+	static const bool ready = [] {
+		BUG_ON(bioset_init(&blkdev_dio_pool, 4, offsetof(struct blkdev_dio, bio),
+				   BIOSET_NEED_BVECS));
+		return true;
+	}();
+
+	(void)ready;
+	return &blkdev_dio_pool;
+}
 
 static void blkdev_dio_complete(struct blkdev_dio *dio)
 {
@@ -182,7 +197,7 @@ static void blkdev_dio_complete(struct blkdev_dio *dio)
 		return;
 	}
 	dio->done(dio->priv, ret);
-	kfree(dio);
+	bio_put(&dio->bio);
 }
 
 static void blkdev_bio_end_io(struct bio *bio)
@@ -340,11 +355,10 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 	max_bio_bytes = round_down(max_bio_bytes, lbs);
 
 	nr_pages = blkdev_iov_npages(it.iov, it.nr_segs, min(it.count, max_bio_bytes));
-	dio = (struct blkdev_dio *)kmalloc(sizeof(*dio) + nr_pages * sizeof(struct bio_vec),
-					   GFP_KERNEL);
-	if (!dio)
+	bio = bio_alloc_bioset(bdev, nr_pages, opf, GFP_KERNEL, blkdev_dio_pool_get());
+	if (!bio)
 		return -ENOMEM;
-	bio_init(&dio->bio, bdev, dio->bio.bi_inline_vecs, nr_pages, opf);
+	dio = container_of(bio, struct blkdev_dio, bio);
 	dio->done = done;
 	dio->priv = priv;
 	dio->size = it.count;
@@ -361,7 +375,6 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 		dio->wait = &wait;
 	}
 
-	bio = &dio->bio;
 	for (;;) {
 		size_t chunk = min(it.count, max_bio_bytes);
 
@@ -389,7 +402,7 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 		submit_bio(bio);
 
 		nr_pages = blkdev_iov_npages(it.iov, it.nr_segs, min(it.count, max_bio_bytes));
-		bio = bio_alloc(bdev, nr_pages, opf, GFP_KERNEL);
+		bio = bio_alloc_bioset(bdev, nr_pages, opf, GFP_KERNEL, &blkdev_dio_pool);
 		if (!bio) {
 			/* What was submitted completes; report the failure for the rest. */
 			cmpxchg(&dio->status, (blk_status_t)0, BLK_STS_RESOURCE);
@@ -412,6 +425,6 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 	}
 	wait_for_completion_io(&wait);
 	ret = (ssize_t)(long)dio->size;
-	kfree(dio);
+	bio_put(&dio->bio);
 	return ret;
 }

@@ -47,6 +47,49 @@ TEST(BlkStatus, ErrnoMapping) {
   EXPECT_TRUE(blk_path_error(BLK_STS_TRANSPORT));
 }
 
+// block/fops.c's layout: the caller's struct in front of each bio, inline
+// vecs up to BIO_INLINE_VECS, a separate table beyond; bio_put frees both.
+TEST(Bio, BiosetFrontPadAndVecs) {
+  struct dio_like {
+    long cookie;
+    struct bio bio;  // last: the inline vecs follow
+  };
+  struct bio_set bs;
+  ASSERT_EQ(bioset_init(&bs, 4, offsetof(struct dio_like, bio), BIOSET_NEED_BVECS), 0);
+  long kmalloc_before = uk::kmalloc_nr_allocated();
+  alignas(4096) static char buf[16 * 4096];
+
+  for (unsigned short nr : {0, 1, BIO_INLINE_VECS, BIO_INLINE_VECS + 1, 16}) {
+    struct bio *bio = bio_alloc_bioset(nullptr, nr, REQ_OP_WRITE, GFP_KERNEL, &bs);
+    ASSERT_NE(bio, nullptr) << nr;
+    struct dio_like *d = container_of(bio, struct dio_like, bio);
+    d->cookie = 42;  // the front pad is ours to write
+    EXPECT_EQ(bio->bi_pool, &bs);
+    EXPECT_EQ(bio->bi_max_vecs, nr);
+    EXPECT_EQ(bio->bi_vcnt, 0);
+    EXPECT_EQ(bio->bi_iter.bi_size, 0u);
+    EXPECT_EQ(bio->bi_end_io, nullptr);
+    EXPECT_EQ(atomic_read(&bio->__bi_remaining), 1);
+    if (nr == 0)
+      EXPECT_EQ(bio->bi_io_vec, nullptr);
+    else if (nr <= BIO_INLINE_VECS)
+      EXPECT_EQ(bio->bi_io_vec, bio->bi_inline_vecs);
+    else
+      EXPECT_NE(bio->bi_io_vec, bio->bi_inline_vecs);
+    // Fill every vec with a separate (non-mergeable) page piece.
+    for (unsigned i = 0; i < nr; i++)
+      EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + i * 4096), 512, 512), 512);
+    EXPECT_EQ(bio->bi_vcnt, nr);
+    EXPECT_EQ(bio->bi_iter.bi_size, 512u * nr);
+    EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 15 * 4096), 512, 2048), 0);  // full
+    EXPECT_EQ(d->cookie, 42);
+    bio_put(bio);
+  }
+  EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_before);  // vec tables freed
+  EXPECT_EQ(bio_alloc_bioset(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL, &bs), nullptr);
+  bioset_exit(&bs);
+}
+
 TEST(Bio, SegmentsSplitAtPageBoundaries) {
   long before = uk::kmalloc_nr_allocated();
   // Two page-aligned pages + an unaligned tail buffer.

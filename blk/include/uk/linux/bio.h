@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * struct bio helpers (include/linux/bio.h, block/bio.c) over plain memory.
- * Bios come from kmalloc with inline bio_vecs (no bio_sets or mempools);
+ * Bios come from kmalloc with inline bio_vecs, or from a bio_set (a slab,
+ * no mempool reserve);
  * pages are user-mode identity-mapped pages (see <uk/linux/bvec.h>).
  */
 #ifndef UK_LINUX_BIO_H
@@ -107,6 +108,26 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 void bio_uninit(struct bio *bio);
 void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf);
 /* NULL if nr_vecs > BIO_MAX_VECS or the allocation fails. */
+/*
+ * A pool of bios with @front_pad bytes of the caller's in front of each
+ * (block/fops.c keeps its dio there) and, with BIOSET_NEED_BVECS,
+ * BIO_INLINE_VECS vecs behind it.
+ */
+#define BIO_INLINE_VECS 4
+#define BIOSET_NEED_BVECS (1 << 0)
+
+struct kmem_cache;
+
+struct bio_set {
+	struct kmem_cache *bio_slab;
+	unsigned int front_pad;
+	unsigned int back_pad;
+};
+
+int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags);
+void bioset_exit(struct bio_set *bs);
+struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+			     gfp_t gfp_mask, struct bio_set *bs);
 struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
 		      gfp_t gfp_mask);
 void bio_put(struct bio *bio);
