@@ -11,6 +11,9 @@
 //   with hw_queue_depth 2..64, v6.1 wake-ups vs today's; and
 //   BM_NullbIopsShared: 20 hctx sharing one tag bitmap, 2 x N submitters.
 //   A summary prints today/v6.1 per depth.
+// - BM_NullbIopsPaired/<depth>/<shared>: the same two schemes alternating
+//   (ABBA) for UKERN_NULLB_ROUNDS rounds in one benchmark: median IOPS and
+//   median per-round ratio, the stable form of the comparison.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -283,6 +286,93 @@ void BM_NullbIopsSummary(benchmark::State &state) {
   std::fflush(stdout);
 }
 
+// Rounds of BM_NullbIopsPaired: UKERN_NULLB_ROUNDS (default 5).
+int Rounds() {
+  const char *e = getenv("UKERN_NULLB_ROUNDS");
+  int n = e ? atoi(e) : 5;
+  return n > 0 ? n : 5;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct PairedResult {
+  double v61 = 0, today = 0, ratio = 0, ratio_lo = 0, ratio_hi = 0;
+};
+std::map<std::pair<int, int>, PairedResult> g_paired;  // (shared, depth)
+
+// The ratio measurement: v6.1 and today's scheme alternate within one
+// benchmark, Rounds() rounds, each pair in swapped order every other round
+// (ABBA), so load that drifts during the run hits both alike. Reports the
+// median IOPS of each scheme and the median of the per-round ratios.
+void BM_NullbIopsPaired(benchmark::State &state) {
+  const int depth = state.range(0), shared = state.range(1);
+  const unsigned saved = nr_cpu_ids;
+  const unsigned nsub = shared ? 2 * Submitters() : Submitters();
+  char params[200];
+  if (shared) {
+    uk::set_nr_cpu_ids(20);
+    snprintf(params, sizeof(params),
+             "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
+             "hw_queue_depth=%d",
+             IrqMode(), depth);
+  } else {
+    snprintf(params, sizeof(params),
+             "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d", IrqMode(),
+             depth);
+  }
+  std::vector<double> v61, today, ratio;
+  for (auto _ : state) {
+    for (int round = 0; round < Rounds(); round++) {
+      double iops[2] = {0, 0};
+      for (int k = 0; k < 2; k++) {
+        const int scheme = (k ^ (round & 1)) ? SBQ_WAKE_CURRENT : SBQ_WAKE_V61;
+        struct block_device *b = LoadNullb(params);
+        SetScheme(b, scheme);
+        iops[scheme == SBQ_WAKE_CURRENT] = RunIops(b, nsub, shared, Seconds()).iops;
+        Unload(b);
+      }
+      v61.push_back(iops[0]);
+      today.push_back(iops[1]);
+      ratio.push_back(iops[0] > 0 ? iops[1] / iops[0] : 0);
+    }
+    state.SetIterationTime(2 * Seconds() * Rounds());
+  }
+  if (shared) uk::set_nr_cpu_ids(saved);
+  PairedResult &r = g_paired[{shared, depth}];
+  r.v61 = Median(v61);
+  r.today = Median(today);
+  r.ratio = Median(ratio);
+  r.ratio_lo = *std::min_element(ratio.begin(), ratio.end());
+  r.ratio_hi = *std::max_element(ratio.begin(), ratio.end());
+  state.counters["submitters"] = nsub;
+  state.counters["v61_iops"] = r.v61;
+  state.counters["today_iops"] = r.today;
+  state.counters["today_over_v61"] = r.ratio;
+  state.counters["ratio_min"] = r.ratio_lo;
+  state.counters["ratio_max"] = r.ratio_hi;
+}
+
+void BM_NullbIopsPairedSummary(benchmark::State &state) {
+  for (auto _ : state) {
+  }
+  static bool printed;
+  if (printed || g_paired.empty()) return;
+  printed = true;
+  std::printf("\nnullb paired runs, irqmode=%d, %d rounds of %.2f s per scheme "
+              "(medians; ratio = median of per-round today/v6.1)\n",
+              IrqMode(), Rounds(), Seconds());
+  std::printf("%8s %6s %12s %12s %10s %10s %10s\n", "case", "depth", "v6.1", "today",
+              "today/v6.1", "min", "max");
+  for (auto &[key, r] : g_paired)
+    std::printf("%8s %6d %12.0f %12.0f %10.3f %10.3f %10.3f\n", key.first ? "shared" : "single",
+                key.second, r.v61, r.today, r.ratio, r.ratio_lo, r.ratio_hi);
+  std::fflush(stdout);
+}
+
 void RegisterIops() {
   for (int depth : {2, 4, 8, 16, 32, 64})
     for (int scheme : {SBQ_WAKE_V61, SBQ_WAKE_CURRENT})
@@ -299,6 +389,15 @@ void RegisterIops() {
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_NullbIopsSummary", BM_NullbIopsSummary)->Iterations(1);
+  for (int shared : {0, 1})
+    for (int depth : {2, 4, 8, 16, 32, 64})
+      benchmark::RegisterBenchmark("BM_NullbIopsPaired", BM_NullbIopsPaired)
+          ->Args({depth, shared})
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_NullbIopsPairedSummary", BM_NullbIopsPairedSummary)
+      ->Iterations(1);
 }
 uk::bench::Registrar reg(RegisterIops);
 
