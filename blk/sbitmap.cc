@@ -806,7 +806,8 @@ static bool __sbq_wake_up_v61(struct sbitmap_queue *sbq, int *nr)
 	return ret || *nr;
 }
 
-static void sbitmap_queue_wake_up_v61(struct sbitmap_queue *sbq, int nr)
+/* ukern: out of line, to keep the v6.1 code out of today's fast path. */
+static noinline void sbitmap_queue_wake_up_v61(struct sbitmap_queue *sbq, int nr)
 {
 	while (__sbq_wake_up_v61(sbq, &nr))
 		;
@@ -819,14 +820,21 @@ void sbitmap_queue_wake_up(struct sbitmap_queue *sbq, int nr)
 	unsigned int wake_batch = READ_ONCE(sbq->wake_batch);
 	unsigned int wakeups;
 
+	/*
+	 * Nobody waits: no accounting at all. The caller's full barrier
+	 * (smp_mb__after_atomic() in sbitmap_queue_clear()) orders its free
+	 * before this read; the waiter's side is the atomic_inc() plus
+	 * set_current_state() in sbitmap_prepare_to_wait(), whose retry then
+	 * sees the free. (The v6.1 scheme starts with the same test in
+	 * sbq_wake_ptr_v61(), so it is taken for both.)
+	 */
+	if (!atomic_read(&sbq->ws_active))
+		return;
+
 	if (unlikely(sbq->wake_scheme == SBQ_WAKE_V61)) {
 		sbitmap_queue_wake_up_v61(sbq, nr);
 		return;
 	}
-
-	/* Nobody waits: no accounting at all. */
-	if (!atomic_read(&sbq->ws_active))
-		return;
 
 	atomic_add(nr, &sbq->completion_cnt);
 	wakeups = atomic_read(&sbq->wakeup_cnt);

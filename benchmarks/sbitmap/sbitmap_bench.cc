@@ -3,15 +3,19 @@
 // get/put, and the 6.2 wake-up patch's experiment in miniature: K threads
 // allocating from one sbitmap_queue of depth 2..64 with sleeping waiters,
 // the Linux 6.1 wake-up scheme against today's, side by side.
-#include <benchmark/benchmark.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <map>
 #include <thread>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include <uk/linux/jiffies.h>
 #include <uk/linux/sbitmap.h>
@@ -45,6 +49,50 @@ void BM_SbqGetClear(benchmark::State &state) {
 }
 BENCHMARK(BM_SbqGetClear)->Arg(64)->Arg(128)->Arg(1024);
 
+// What the fast path is made of, each alone: the swap_lock section of
+// sbitmap_deferred_clear() (once per word's worth of frees), a this_cpu_read()
+// of the allocation hint, and one uncontended test_and_set_bit_lock() +
+// set_bit() pair (the two locked RMWs of every get+clear).
+void BM_SwapLockIrqsave(benchmark::State &state) {
+  raw_spinlock_t lock;
+  raw_spin_lock_init(&lock);
+  for (auto _ : state) {
+    unsigned long flags;
+    raw_spin_lock_irqsave(&lock, flags);
+    benchmark::ClobberMemory();
+    raw_spin_unlock_irqrestore(&lock, flags);
+  }
+}
+BENCHMARK(BM_SwapLockIrqsave);
+
+void BM_ThisCpuReadHint(benchmark::State &state) {
+  unsigned int __percpu *hint = alloc_percpu_gfp(unsigned int, GFP_KERNEL);
+  for (auto _ : state) {
+    unsigned int h = this_cpu_read(*hint);
+    benchmark::DoNotOptimize(h);
+  }
+  free_percpu(hint);
+}
+BENCHMARK(BM_ThisCpuReadHint);
+
+void BM_BitLockPair(benchmark::State &state) {
+  struct sbitmap_word *map =
+      static_cast<struct sbitmap_word *>(kzalloc(sizeof(*map), GFP_KERNEL));
+  unsigned long i = 0;
+  for (auto _ : state) {
+    unsigned long nr = i++ & 15;
+    bool busy = test_and_set_bit_lock(nr, &map->word);
+    benchmark::DoNotOptimize(busy);
+    set_bit(nr, &map->cleared);
+    if (nr == 15) {
+      WRITE_ONCE(map->word, 0);
+      WRITE_ONCE(map->cleared, 0);
+    }
+  }
+  kfree(map);
+}
+BENCHMARK(BM_BitLockPair);
+
 // Contended: all threads share one map with room for everybody.
 struct sbitmap_queue g_sbq;
 
@@ -72,11 +120,26 @@ struct SleepRun {
   double ops_per_s;
   long wakeups;
   long timeouts;
+  long futile;  // wake-ups after which the retry found no free tag
 };
 
-// The "I/O": a short spin, then give the host CPU away once, so that with
-// more threads than CPUs the map runs full and allocators have to sleep.
-inline void hold_briefly() {
+// How long a tag is held (the "I/O"), in microseconds: UKERN_SBQ_HOLD_US,
+// default 200. The holder sleeps, as a task waiting for its I/O would, so the
+// CPUs stay free for the woken allocators and the figure does not depend on
+// what else the machine runs. 0 selects the old hold: a short spin and one
+// sched_yield(), whose length is whatever the other runnable tasks on the
+// host make it (far too noisy on a shared machine).
+long HoldUs() {
+  const char *env = std::getenv("UKERN_SBQ_HOLD_US");
+  return env ? std::atol(env) : 200;
+}
+
+inline void hold_briefly(long hold_us) {
+  if (hold_us > 0) {
+    struct timespec ts = {0, hold_us * 1000};
+    nanosleep(&ts, nullptr);
+    return;
+  }
   for (int i = 0; i < 32; i++) cpu_relax();
   std::this_thread::yield();
 }
@@ -88,14 +151,17 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k, lo
   struct sbitmap_queue sbq;
   sbitmap_queue_init_node(&sbq, depth, -1, false, GFP_KERNEL, -1);
   sbitmap_queue_set_wake_scheme(&sbq, scheme);
-  std::atomic<long> wakeups{0}, timeouts{0};
+  std::atomic<long> wakeups{0}, timeouts{0}, futile{0};
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> ts;
+  const long hold_us = HoldUs();
   for (unsigned t = 0; t < k; t++) {
     ts.emplace_back([&] {
       atomic_t wait_index = ATOMIC_INIT(0);
-      long w = 0, to = 0;
+      long w = 0, to = 0, fu = 0;
+      // A 1 ns timer slack: the default 50 us would dwarf the hold.
+      prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
       ready++;
       while (!go.load(std::memory_order_acquire)) cpu_relax();
       for (long i = 0; i < ops; i++) {
@@ -103,25 +169,31 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k, lo
         if (tag < 0) {
           DEFINE_SBQ_WAIT(wait);
           struct sbq_wait_state *ws = sbq_wait_ptr(&sbq, &wait_index);
+          bool woken = false;
           for (;;) {
             tag = __sbitmap_queue_get(&sbq);
             if (tag >= 0) break;
             sbitmap_prepare_to_wait(&sbq, ws, &wait, TASK_UNINTERRUPTIBLE);
             tag = __sbitmap_queue_get(&sbq);
             if (tag >= 0) break;
-            if (io_schedule_timeout(msecs_to_jiffies(10)) == 0)
-              to++;
-            else
+            if (woken) fu++;  // woken, yet no tag: back to sleep
+            woken = io_schedule_timeout(msecs_to_jiffies(10)) != 0;
+            if (woken)
               w++;
+            else
+              to++;
             sbitmap_finish_wait(&sbq, ws, &wait);
+            // blk_mq_get_tag() picks the next wait queue after each sleep.
+            ws = sbq_wait_ptr(&sbq, &wait_index);
           }
           sbitmap_finish_wait(&sbq, ws, &wait);
         }
-        hold_briefly();
+        hold_briefly(hold_us);
         sbitmap_queue_clear(&sbq, tag, raw_smp_processor_id());
       }
       wakeups += w;
       timeouts += to;
+      futile += fu;
     });
   }
   while (ready.load() < k) std::this_thread::yield();
@@ -130,70 +202,115 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k, lo
   for (auto &t : ts) t.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   sbitmap_queue_free(&sbq);
-  return {double(k) * ops / secs, wakeups.load(), timeouts.load()};
+  return {double(k) * ops / secs, wakeups.load(), timeouts.load(), futile.load()};
 }
 
-// Default 2 x host CPUs (at least 4). With --ukern_full, 32 threads, so that
-// every depth up to 32 runs full and has sleepers (the patch ran 20 jobs at
-// queue depth 64 each against hardware depths 2..64).
-unsigned Sleepers() {
+// Threads at depth @depth: 2 x host CPUs (at least 4; 32 with --ukern_full),
+// and at least 2 x depth, so that every depth runs full and has sleepers (the
+// patch ran 20 jobs at queue depth 64 each against hardware depths 2..64).
+unsigned Sleepers(unsigned depth) {
   unsigned k = 2 * std::max(1u, std::thread::hardware_concurrency());
   if (uk::bench::full) k = std::max(k, 32u);
-  return std::max(k, 4u);
+  return std::max({k, 4u, 2 * depth});
 }
 
-// Per depth and scheme, the best of the repetitions (ops/s).
-std::map<int, std::map<int, double>> g_best;
+// get/hold/clear cycles per run, over all threads: UKERN_SBQ_OPS (default
+// 500) per tag, so that a run lasts about as long at every depth.
+long SleeperOps(unsigned depth) {
+  const char *env = std::getenv("UKERN_SBQ_OPS");
+  long ops = env ? std::atol(env) : 0;
+  return (ops > 0 ? ops : 500) * depth;
+}
 
+// Per depth: every pair's ops/s of both schemes and today/v6.1.
+struct SleepPairs {
+  std::vector<double> v61, today, ratio;
+  std::vector<double> v61_wakeups, today_wakeups, v61_timeouts, today_timeouts;
+  std::vector<double> v61_futile, today_futile;
+};
+std::map<int, SleepPairs> g_pairs;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One iteration runs both schemes back to back on fresh maps (which goes
+// first alternates), so each today/v6.1 ratio compares two runs that saw the
+// same machine; the summary takes the median of those ratios.
 void BM_SbqSleepers(benchmark::State &state) {
   unsigned depth = state.range(0);
-  auto scheme = static_cast<enum sbq_wake_scheme>(state.range(1));
-  unsigned k = Sleepers();
-  long ops = 5000;
-  SleepRun r{};
+  unsigned k = Sleepers(depth);
+  long per_thread = std::max(1L, SleeperOps(depth) / k);
+  SleepPairs &pairs = g_pairs[depth];
+  SleepRun old_r{}, new_r{};
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
-    r = RunSleepers(depth, scheme, k, ops);
+    if (pairs.ratio.size() % 2 == 0) {
+      old_r = RunSleepers(depth, SBQ_WAKE_V61, k, per_thread);
+      new_r = RunSleepers(depth, SBQ_WAKE_CURRENT, k, per_thread);
+    } else {
+      new_r = RunSleepers(depth, SBQ_WAKE_CURRENT, k, per_thread);
+      old_r = RunSleepers(depth, SBQ_WAKE_V61, k, per_thread);
+    }
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    pairs.v61.push_back(old_r.ops_per_s);
+    pairs.today.push_back(new_r.ops_per_s);
+    pairs.ratio.push_back(new_r.ops_per_s / old_r.ops_per_s);
+    pairs.v61_wakeups.push_back(old_r.wakeups);
+    pairs.today_wakeups.push_back(new_r.wakeups);
+    pairs.v61_timeouts.push_back(old_r.timeouts);
+    pairs.today_timeouts.push_back(new_r.timeouts);
+    pairs.v61_futile.push_back(old_r.futile);
+    pairs.today_futile.push_back(new_r.futile);
   }
   state.counters["threads"] = k;
-  state.counters["ops_per_s"] = r.ops_per_s;
-  state.counters["wakeups"] = r.wakeups;
-  state.counters["timeouts"] = r.timeouts;
-  state.SetLabel(scheme == SBQ_WAKE_V61 ? "v6.1" : "today");
-  double &best = g_best[depth][scheme];
-  best = std::max(best, r.ops_per_s);
+  state.counters["v61_ops_per_s"] = old_r.ops_per_s;
+  state.counters["today_ops_per_s"] = new_r.ops_per_s;
+  state.counters["today_over_v61"] = new_r.ops_per_s / old_r.ops_per_s;
+  state.counters["v61_wakeups"] = old_r.wakeups;
+  state.counters["today_wakeups"] = new_r.wakeups;
+  state.counters["v61_timeouts"] = old_r.timeouts;
+  state.counters["today_timeouts"] = new_r.timeouts;
+  state.counters["v61_futile"] = old_r.futile;
+  state.counters["today_futile"] = new_r.futile;
 }
 
-// Prints the side-by-side table once both schemes ran at every depth.
-void BM_SbqSleepersSummary(benchmark::State &state) {
-  for (auto _ : state) {
-  }
-  static bool printed;
-  if (printed) return;
-  printed = true;
-  std::printf("\nsbitmap_queue with sleeping waiters, %u threads (best ops/s per case)\n",
-              Sleepers());
-  std::printf("%6s %14s %14s %12s\n", "depth", "v6.1", "today", "today/v6.1");
-  for (auto &[depth, m] : g_best) {
-    double old_s = m[SBQ_WAKE_V61], new_s = m[SBQ_WAKE_CURRENT];
-    std::printf("%6d %14.0f %14.0f %12.3f\n", depth, old_s, new_s,
-                old_s > 0 ? new_s / old_s : 0.0);
+// Prints the side-by-side table at exit, after every run (with random
+// interleaving no benchmark is sure to run last): per depth the medians over
+// the pairs and the median, lowest and highest of the per-pair ratios.
+void PrintSleepersSummary() {
+  if (g_pairs.empty()) return;
+  std::printf("\nsbitmap_queue with sleeping waiters: %ld cycles per tag and run, hold %ld us; "
+              "medians over the pairs (v6.1 and today back to back)\n",
+              SleeperOps(1), HoldUs());
+  std::printf("%6s %7s %5s %11s %11s %8s %8s %8s %8s %7s %7s %11s %7s %7s\n", "depth",
+              "threads", "pairs", "v6.1 ops/s", "today ops/s", "v6.1 wk", "today wk",
+              "v6.1 fut", "tday fut", "v6.1 to", "today to", "today/v6.1", "min", "max");
+  for (auto &[depth, p] : g_pairs) {
+    std::printf("%6d %7u %5zu %11.0f %11.0f %8.0f %8.0f %8.0f %8.0f %7.0f %7.0f %11.3f %7.3f "
+                "%7.3f\n",
+                depth, Sleepers(depth), p.ratio.size(), Median(p.v61), Median(p.today),
+                Median(p.v61_wakeups), Median(p.today_wakeups), Median(p.v61_futile),
+                Median(p.today_futile), Median(p.v61_timeouts), Median(p.today_timeouts),
+                Median(p.ratio),
+                *std::min_element(p.ratio.begin(), p.ratio.end()),
+                *std::max_element(p.ratio.begin(), p.ratio.end()));
   }
   std::fflush(stdout);
 }
 
 void RegisterSleepers() {
-  // Same depth back to back, v6.1 then today, so both see the same machine.
   for (int depth : {2, 4, 8, 16, 32, 64})
-    for (int scheme : {SBQ_WAKE_V61, SBQ_WAKE_CURRENT})
-      benchmark::RegisterBenchmark("BM_SbqSleepers", BM_SbqSleepers)
-          ->Args({depth, scheme})
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_SbqSleepersSummary", BM_SbqSleepersSummary)->Iterations(1);
+    benchmark::RegisterBenchmark("BM_SbqSleepers", BM_SbqSleepers)
+        ->Arg(depth)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  std::atexit(PrintSleepersSummary);
 }
 uk::bench::Registrar reg(RegisterSleepers);
 
