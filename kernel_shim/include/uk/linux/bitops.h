@@ -32,28 +32,33 @@ static __always_inline void change_bit(long nr, volatile unsigned long *addr)
 	__atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
+/* One mask value in each: g++ then emits lock bts/btr/btc, as the kernel's x86. */
 static __always_inline bool test_and_set_bit(long nr, volatile unsigned long *addr)
 {
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
-				 __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+	unsigned long mask = BIT_MASK(nr);
+
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) & mask;
 }
 
 static __always_inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
-	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr),
-				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+	unsigned long mask = BIT_MASK(nr);
+
+	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) & mask;
 }
 
 static __always_inline bool test_and_change_bit(long nr, volatile unsigned long *addr)
 {
-	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
-				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+	unsigned long mask = BIT_MASK(nr);
+
+	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) & mask;
 }
 
 static __always_inline bool test_and_set_bit_lock(long nr, volatile unsigned long *addr)
 {
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
-				 __ATOMIC_ACQUIRE) & BIT_MASK(nr);
+	unsigned long mask = BIT_MASK(nr);
+
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) & mask;
 }
 
 static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *addr)

@@ -77,11 +77,16 @@ inline int host_cpu() {
 
 inline int host_vcpu() {
   int h = host_cpu();
+  // host_to_vcpu[] is the identity below nr_cpu_ids: no table load there.
+  if (likely(static_cast<unsigned int>(h) < nr_cpu_ids)) return h;
   return likely(h >= 0 && h < 1024) ? host_to_vcpu[h] : 0;
 }
 
 inline int current_cpu() {
   const ThreadCpu &t = tls_cpu;
+  // Common case first: no CPU held, not migrate-disabled, not pinned (all
+  // three negative, so their AND is too).
+  if (likely((t.cpu & t.sticky & t.pinned) < 0)) return host_vcpu();
   if (t.cpu >= 0) return t.cpu;
   if (t.sticky >= 0) return t.sticky;
   if (t.pinned >= 0) return t.pinned;
