@@ -105,22 +105,27 @@
 #define RWF_NOAPPEND 0x00000020
 #define RWF_ATOMIC 0x00000040
 #define RWF_DONTCACHE 0x00000080
-#define RWF_SUPPORTED                                                                       \
-	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | \
-	 RWF_ATOMIC | RWF_DONTCACHE)
+#define RWF_SUPPORTED                                                                             \
+	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC | \
+	 RWF_DONTCACHE)
 
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & 0x7)
-#define IOPRIO_PRIO_LEVEL(ioprio) ((ioprio) & 0x7)
+#define IOPRIO_PRIO_LEVEL(ioprio) ((ioprio)&0x7)
 #define IOPRIO_NR_LEVELS 8
-enum { IOPRIO_CLASS_NONE, IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE,
-       IOPRIO_CLASS_INVALID = 7 };
+enum {
+	IOPRIO_CLASS_NONE,
+	IOPRIO_CLASS_RT,
+	IOPRIO_CLASS_BE,
+	IOPRIO_CLASS_IDLE,
+	IOPRIO_CLASS_INVALID = 7
+};
 
 #define num_possible_cpus() (nr_cpu_ids)
 
 struct aio_ring {
-	unsigned id; /* kernel internal index number */
-	unsigned nr; /* number of io_events */
+	unsigned id;   /* kernel internal index number */
+	unsigned nr;   /* number of io_events */
 	unsigned head; /* Written to by userland or under ring_lock */
 	unsigned tail;
 
@@ -206,7 +211,7 @@ struct kioctx {
 	/* signals when all in-flight requests are done */
 	struct ctx_rq_wait *rq_wait;
 
-	struct hlist_node list; /* mm->ioctx_list (LookupMode::kList) */
+	struct hlist_node list;	 /* mm->ioctx_list (LookupMode::kList) */
 	unsigned long rtree_key; /* its key in mm->ioctx_rtree */
 
 	/*
@@ -222,7 +227,7 @@ struct kioctx {
 	atomic_t reqs_available ____cacheline_aligned_in_smp;
 
 	spinlock_t ctx_lock ____cacheline_aligned_in_smp;
-	struct list_head active_reqs; /* used for cancellation */
+	struct list_head active_reqs;	/* used for cancellation */
 	unsigned reqs_available_locked; /* ReqsMode::kLocked */
 
 	struct mutex ring_lock ____cacheline_aligned_in_smp;
@@ -282,27 +287,28 @@ struct aio_kiocb {
 
 /*------ sysctl variables----*/
 static DEFINE_SPINLOCK(aio_nr_lock);
-unsigned long aio_nr;		/* current system wide number of aio requests */
+unsigned long aio_nr;		    /* current system wide number of aio requests */
 unsigned long aio_max_nr = 0x10000; /* system wide maximum number of aio requests */
 /*----end sysctl variables---*/
 
-namespace uk::aio {
+namespace uk::aio
+{
 LookupMode aio_lookup_mode = LookupMode::kTable;
 ReqsMode aio_reqs_mode = ReqsMode::kPercpu;
 RefMode aio_ref_mode = RefMode::kPercpu;
 } // namespace uk::aio
 
 using uk::aio::aio_lookup_mode;
-using uk::aio::aio_reqs_mode;
 using uk::aio::aio_ref_mode;
+using uk::aio::aio_reqs_mode;
 using uk::aio::LookupMode;
-using uk::aio::ReqsMode;
 using uk::aio::RefMode;
+using uk::aio::ReqsMode;
 
 struct mm_struct {
 	spinlock_t ioctx_lock;
 	struct kioctx_table __rcu *ioctx_table;
-	struct hlist_head ioctx_list;	 /* pre-3.11 lookup */
+	struct hlist_head ioctx_list;	    /* pre-3.11 lookup */
 	struct radix_tree_root ioctx_rtree; /* the 2013 radix-tree lookup */
 };
 
@@ -393,8 +399,7 @@ static bool aio_ring_mremap(struct kioctx *ctx, unsigned long ctx_id)
 	bool ok = false;
 
 	mutex_lock(&ctx->ring_lock);
-	if (!atomic_read(&ctx->dead) && ctx->user_id != ctx_id &&
-	    aio_ring_mapped_at(ctx, ctx_id)) {
+	if (!atomic_read(&ctx->dead) && ctx->user_id != ctx_id && aio_ring_mapped_at(ctx, ctx_id)) {
 		WRITE_ONCE(ctx->user_id, ctx_id);
 		ctx->mmap_base = ctx_id;
 		ok = true;
@@ -748,7 +753,7 @@ static void aio_wake_up_all(struct kioctx *ctx)
 	u64 one = 1;
 
 	spin_lock(&ctx->wait.lock);
-	list_for_each_entry_safe(curr, next, &ctx->wait.head, entry) {
+	list_for_each_entry_safe (curr, next, &ctx->wait.head, entry) {
 		list_del_init(&curr->entry);
 		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
 		if (write(curr->efd, &one, sizeof(one)) < 0) {
@@ -919,8 +924,7 @@ static bool __get_reqs_available(struct kioctx *ctx)
 		do {
 			if (avail < (int)ctx->req_batch)
 				goto out;
-		} while (!atomic_try_cmpxchg(&ctx->reqs_available, &avail,
-					     avail - ctx->req_batch));
+		} while (!atomic_try_cmpxchg(&ctx->reqs_available, &avail, avail - ctx->req_batch));
 
 		kcpu->reqs_available += ctx->req_batch;
 	}
@@ -1077,7 +1081,7 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 	case LookupMode::kList:
 		/* Before 3.11: walk every context of the process. */
 		rcu_read_lock();
-		hlist_for_each_entry_rcu(ctx, &mm->ioctx_list, list) {
+		hlist_for_each_entry_rcu (ctx, &mm->ioctx_list, list) {
 			if (READ_ONCE(ctx->user_id) == ctx_id) {
 				if (percpu_ref_tryget_live(&ctx->users))
 					ret = ctx;
@@ -1178,7 +1182,7 @@ static void aio_complete(struct aio_kiocb *iocb)
 		u64 one = 1;
 
 		spin_lock_irqsave(&ctx->wait.lock, flags);
-		list_for_each_entry_safe(curr, next, &ctx->wait.head, entry)
+		list_for_each_entry_safe (curr, next, &ctx->wait.head, entry)
 			if (avail >= curr->min_nr) {
 				list_del_init(&curr->entry);
 				WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
@@ -1236,8 +1240,7 @@ static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *eve
 		avail = min(avail, nr - ret);
 
 		copy_ret = copy_to_user((void __user *)((uintptr_t)event + ret * sizeof(*event)),
-					ring->io_events + head,
-					sizeof(struct io_event) * avail);
+					ring->io_events + head, sizeof(struct io_event) * avail);
 
 		if (unlikely(copy_ret)) {
 			ret = -EFAULT;
@@ -1256,8 +1259,8 @@ out:
 	return ret;
 }
 
-static bool aio_read_events(struct kioctx *ctx, long min_nr, long nr,
-			    struct io_event __user *event, long *i)
+static bool aio_read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
+			    long *i)
 {
 	long ret = aio_read_events_ring(
 		ctx, (struct io_event __user *)((uintptr_t)event + *i * sizeof(*event)), nr - *i);
@@ -1663,8 +1666,7 @@ static int aio_rw(struct aio_kiocb *aiocb, const struct iocb *iocb, bool vectore
 		 * submit-time checks only when it tries (no ->read_iter for
 		 * directories, RWF bits the file does not support).
 		 */
-		if (file->f_op == &host_file_operations &&
-		    (ret == -EISDIR || ret == -EOPNOTSUPP)) {
+		if (file->f_op == &host_file_operations && (ret == -EISDIR || ret == -EOPNOTSUPP)) {
 			ret = ret == -EISDIR ? -EINVAL : -EOPNOTSUPP;
 		} else {
 			aio_rw_done(req, ret);
@@ -1749,7 +1751,8 @@ static void aio_poller_main(aio_poller *p)
 			list_splice_init(&p->runq, &local);
 		}
 		while (!list_empty(&local)) {
-			struct aio_kiocb *iocb = list_first_entry(&local, struct aio_kiocb, poll.work);
+			struct aio_kiocb *iocb =
+				list_first_entry(&local, struct aio_kiocb, poll.work);
 
 			list_del_init(&iocb->poll.work);
 			aio_poll_complete_work(iocb);
@@ -1933,8 +1936,8 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 		req->ki_eventfd = eventfd;
 	}
 
-	if (unlikely(put_user((u32)KIOCB_KEY,
-			      (u32 __user *)((uintptr_t)user_iocb + offsetof(struct iocb, aio_key))))) {
+	if (unlikely(put_user((u32)KIOCB_KEY, (u32 __user *)((uintptr_t)user_iocb +
+							     offsetof(struct iocb, aio_key))))) {
 		pr_debug("EFAULT: aio_key\n");
 		return -EFAULT;
 	}
@@ -2126,7 +2129,7 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 		struct iocb __user *user_iocb;
 
 		if (unlikely(get_user(user_iocb, (struct iocb __user **)((uintptr_t)iocbpp +
-									      i * sizeof(*iocbpp))))) {
+									 i * sizeof(*iocbpp))))) {
 			ret = -EFAULT;
 			break;
 		}
@@ -2159,7 +2162,8 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 	u32 key;
 	u64 obj = (u64)(unsigned long)iocb;
 
-	if (unlikely(get_user(key, (u32 __user *)((uintptr_t)iocb + offsetof(struct iocb, aio_key)))))
+	if (unlikely(get_user(key,
+			      (u32 __user *)((uintptr_t)iocb + offsetof(struct iocb, aio_key)))))
 		return -EFAULT;
 	if (unlikely(key != KIOCB_KEY))
 		return -EINVAL;
@@ -2169,7 +2173,7 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 		return -EINVAL;
 
 	spin_lock_irq(&ctx->ctx_lock);
-	list_for_each_entry(kiocb, &ctx->active_reqs, ki_list) {
+	list_for_each_entry (kiocb, &ctx->active_reqs, ki_list) {
 		if (kiocb->ki_res.obj == obj) {
 			ret = kiocb->ki_cancel(&kiocb->rw);
 			list_del_init(&kiocb->ki_list);
@@ -2245,16 +2249,14 @@ extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 	if (timeout && unlikely(copy_from_user(&ts, timeout, sizeof(ts))))
 		return -EFAULT;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL, NULL,
-			      &interrupted);
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL, NULL, &interrupted);
 	if (!ret && interrupted)
 		ret = -EINTR;
 	return ret;
 }
 
 extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
-				    struct io_event __user *events,
-				    struct timespec __user *timeout,
+				    struct io_event __user *events, struct timespec __user *timeout,
 				    const struct __aio_sigset __user *usig)
 {
 	struct __aio_sigset ksig = { NULL, 0 };
@@ -2310,7 +2312,8 @@ static void aio_fork_child(void)
 	aio_ring_fork_child();
 }
 
-namespace uk::aio {
+namespace uk::aio
+{
 
 int ctx_info(unsigned long ctx_id, CtxInfo *info)
 {
@@ -2327,8 +2330,9 @@ int ctx_info(unsigned long ctx_id, CtxInfo *info)
 					      ? READ_ONCE(ctx->reqs_available_locked)
 					      : atomic_read(&ctx->reqs_available);
 	info->reqs_available_percpu = 0;
-	for_each_possible_cpu(cpu)
-		info->reqs_available_percpu += READ_ONCE(per_cpu_ptr(ctx->cpu, cpu)->reqs_available);
+	for_each_possible_cpu (cpu)
+		info->reqs_available_percpu +=
+			READ_ONCE(per_cpu_ptr(ctx->cpu, cpu)->reqs_available);
 	spin_lock_irq(&ctx->completion_lock);
 	info->completed_events = ctx->completed_events;
 	info->tail = ctx->tail;

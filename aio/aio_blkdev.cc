@@ -21,7 +21,8 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/slab.h>
 
-namespace {
+namespace
+{
 
 constexpr int kMaxBlkFd = 65536;
 
@@ -162,8 +163,8 @@ ssize_t blkdev_direct_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	if (!iocb->ki_complete)
 		return blkdev_rw(bdev, iocb->ki_pos, iter->iov, iter->nr_segs,
 				 blkdev_rw_flags(iocb, write), nullptr, nullptr);
-	return blkdev_rw(bdev, iocb->ki_pos, iter->iov, iter->nr_segs,
-			 blkdev_rw_flags(iocb, write), blkdev_aio_done, iocb);
+	return blkdev_rw(bdev, iocb->ki_pos, iter->iov, iter->nr_segs, blkdev_rw_flags(iocb, write),
+			 blkdev_aio_done, iocb);
 }
 
 ssize_t blkdev_read_iter(struct kiocb *iocb, struct iov_iter *to)
@@ -186,7 +187,7 @@ int blkdev_fsync(struct file *file, int datasync)
 	return submit_bio_wait(&bio);
 }
 
-}  // namespace
+} // namespace
 
 const struct file_operations def_blk_fops = {
 	.read_iter = blkdev_read_iter,
@@ -196,7 +197,8 @@ const struct file_operations def_blk_fops = {
 	.poll_fd = nullptr,
 };
 
-namespace uk {
+namespace uk
+{
 
 int aio_open_blkdev(const char *name, int flags)
 {
@@ -275,4 +277,4 @@ int aio_close_blkdev(int fd)
 	return close(fd) < 0 ? -errno : 0;
 }
 
-}  // namespace uk
+} // namespace uk

@@ -35,7 +35,8 @@
 /* ------------------------------------------------------------------ */
 /* aio_wq: the workqueue for fsync, O_DIRECT and free_ioctx.           */
 
-namespace {
+namespace
+{
 
 struct AioWq {
 	std::mutex lock;
@@ -84,7 +85,7 @@ AioWq *get_aio_wq()
 	return wq;
 }
 
-}  // namespace
+} // namespace
 
 void aio_queue_work(struct aio_work *work)
 {
@@ -131,8 +132,8 @@ void aio_wq_fork_child(void)
  */
 enum aio_uslot : uint8_t {
 	USLOT_RESERVED, /* PROT_NONE, ours */
-	USLOT_MAPPED,   /* a ring's user mapping */
-	USLOT_LOST,     /* the program unmapped or moved it: never reused */
+	USLOT_MAPPED,	/* a ring's user mapping */
+	USLOT_LOST,	/* the program unmapped or moved it: never reused */
 };
 
 struct aio_ring_arena {
@@ -147,7 +148,8 @@ struct aio_ring_arena {
 	bool dedicated;
 };
 
-namespace {
+namespace
+{
 
 constexpr unsigned long kArenaPages = 16384; /* 64 MiB of address space */
 constexpr long kMapHeadroom = 2048;
@@ -316,7 +318,7 @@ void user_mapping_gone(struct aio_ring_area *area)
 	area->ufixed = false;
 }
 
-}  // namespace
+} // namespace
 
 int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages)
 {
@@ -409,8 +411,8 @@ void *aio_ring_area_map_user(struct aio_ring_area *area)
 	}
 	if (fixed) {
 		/* Replaces our own reservation: nothing of the program's is there. */
-		p = mmap(a->ubase + off, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a->fd,
-			 off);
+		p = mmap(a->ubase + off, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 a->fd, off);
 		if (p == MAP_FAILED)
 			return p;
 		uslot_set(a, area->pgoff, area->nr_pages, USLOT_MAPPED);
@@ -462,7 +464,8 @@ void aio_ring_fork_child(void)
 /* ------------------------------------------------------------------ */
 /* Files.                                                              */
 
-namespace {
+namespace
+{
 
 constexpr int kMaxRegisteredFd = 65536;
 struct file *registered[kMaxRegisteredFd];
@@ -475,7 +478,8 @@ ssize_t host_do_rw(int fd, struct kiocb *iocb, struct iov_iter *it, bool write)
 		void *base = it->iov[0].iov_base;
 		size_t len = it->iov[0].iov_len;
 
-		r = write ? pwrite(fd, base, len, iocb->ki_pos) : pread(fd, base, len, iocb->ki_pos);
+		r = write ? pwrite(fd, base, len, iocb->ki_pos)
+			  : pread(fd, base, len, iocb->ki_pos);
 	} else {
 		r = write ? pwritev2(fd, it->iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags)
 			  : preadv2(fd, it->iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags);
@@ -581,7 +585,7 @@ int null_fsync(struct file *file, int datasync)
 	return 0;
 }
 
-}  // namespace
+} // namespace
 
 const struct file_operations host_file_operations = {
 	.read_iter = host_read_iter,
@@ -599,8 +603,7 @@ const struct file_operations aio_null_file_operations = {
 	.poll_fd = nullptr,
 };
 
-int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode,
-		      void *private_data)
+int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode, void *private_data)
 {
 	struct file *f, *old = nullptr;
 

@@ -17,10 +17,10 @@ struct aio_work {
 	struct list_head entry;
 	void (*func)(struct aio_work *work);
 };
-#define INIT_AIO_WORK(w, f)                          \
-	do {                                         \
-		INIT_LIST_HEAD(&(w)->entry);         \
-		(w)->func = (f);                     \
+#define INIT_AIO_WORK(w, f)                  \
+	do {                                 \
+		INIT_LIST_HEAD(&(w)->entry); \
+		(w)->func = (f);             \
 	} while (0)
 void aio_queue_work(struct aio_work *work);
 void aio_wq_flush(void);
@@ -32,9 +32,9 @@ struct aio_ring_area {
 	struct aio_ring_arena *arena;
 	unsigned long pgoff;
 	unsigned long nr_pages;
-	void *kaddr; /* kernel alias */
+	void *kaddr;	  /* kernel alias */
 	bool user_mapped; /* the user mapping aio_ring_area_map_user() made is ours */
-	bool ufixed;      /* ... and sits in the arena's reservation */
+	bool ufixed;	  /* ... and sits in the arena's reservation */
 };
 int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages);
 void aio_ring_area_free(struct aio_ring_area *area);

@@ -77,8 +77,10 @@ asm(".text\n"
 #error "usercopy: only x86-64 is implemented"
 #endif
 
-namespace uk::aio {
-namespace {
+namespace uk::aio
+{
+namespace
+{
 
 struct sigaction old_segv, old_bus;
 std::once_flag install_once;
@@ -113,7 +115,7 @@ void fault_handler(int sig, siginfo_t *info, void *ucv)
 	chain(sig, info, ucv);
 }
 
-}  // namespace
+} // namespace
 
 void usercopy_init()
 {
@@ -129,7 +131,7 @@ void usercopy_init()
 	});
 }
 
-}  // namespace uk::aio
+} // namespace uk::aio
 
 unsigned long copy_from_user(void *to, const void *from, unsigned long n)
 {

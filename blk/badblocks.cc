@@ -16,7 +16,8 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 
-namespace {
+namespace
+{
 
 struct bb_builder {
 	u64 *out;
@@ -33,9 +34,11 @@ void bb_emit(struct bb_builder *b, sector_t start, sector_t end, bool ack)
 
 			if (BB_END(last) == start && BB_ACK(last) == ack &&
 			    BB_LEN(last) < BB_MAX_LEN) {
-				sector_t n = min_t(sector_t, end - start, BB_MAX_LEN - BB_LEN(last));
+				sector_t n =
+					min_t(sector_t, end - start, BB_MAX_LEN - BB_LEN(last));
 
-				b->out[b->count - 1] = BB_MAKE(BB_OFFSET(last), BB_LEN(last) + n, ack);
+				b->out[b->count - 1] =
+					BB_MAKE(BB_OFFSET(last), BB_LEN(last) + n, ack);
 				start += n;
 				continue;
 			}
@@ -116,7 +119,7 @@ bool bb_paint(struct badblocks *bb, sector_t s, sector_t e, enum bb_paint mode, 
 	return true;
 }
 
-}  // namespace
+} // namespace
 
 int badblocks_init(struct badblocks *bb, int enable)
 {

@@ -95,9 +95,7 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	bio->bi_pool = NULL;
 }
 
-void bio_uninit(struct bio *bio)
-{
-}
+void bio_uninit(struct bio *bio) {}
 
 void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 {
@@ -115,8 +113,8 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
  */
 int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags)
 {
-	unsigned int back_pad = (flags & BIOSET_NEED_BVECS) ?
-		BIO_INLINE_VECS * sizeof(struct bio_vec) : 0;
+	unsigned int back_pad =
+		(flags & BIOSET_NEED_BVECS) ? BIO_INLINE_VECS * sizeof(struct bio_vec) : 0;
 
 	bs->front_pad = front_pad;
 	bs->back_pad = back_pad;
@@ -253,8 +251,7 @@ void zero_fill_bio_iter(struct bio *bio, struct bvec_iter start)
 	struct bio_vec bv;
 	struct bvec_iter iter;
 
-	__bio_for_each_segment(bv, bio, iter, start)
-		memset(bvec_virt(&bv), 0, bv.bv_len);
+	__bio_for_each_segment(bv, bio, iter, start) memset(bvec_virt(&bv), 0, bv.bv_len);
 }
 
 /*

@@ -275,7 +275,8 @@ static void bt_for_each(struct blk_mq_hw_ctx *hctx, struct request_queue *q,
 		.reserved = reserved,
 	};
 
-	sbitmap_for_each_set(&bt->sb, bt_iter, &iter_data);
+	sbitmap_for_each_set (&bt->sb, bt_iter, &iter_data)
+		;
 }
 
 struct bt_tags_iter_data {
@@ -325,7 +326,8 @@ static void bt_tags_for_each(struct blk_mq_tags *tags, struct sbitmap_queue *bt,
 	};
 
 	if (tags->rqs)
-		sbitmap_for_each_set(&bt->sb, bt_tags_iter, &iter_data);
+		sbitmap_for_each_set (&bt->sb, bt_tags_iter, &iter_data)
+			;
 }
 
 static void __blk_mq_all_tag_iter(struct blk_mq_tags *tags, busy_tag_iter_fn *fn, void *priv,
@@ -401,7 +403,8 @@ void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, v
 		struct blk_mq_hw_ctx *hctx;
 		unsigned long i;
 
-		queue_for_each_hw_ctx(q, hctx, i) {
+		queue_for_each_hw_ctx(q, hctx, i)
+		{
 			struct blk_mq_tags *tags = hctx->tags;
 			struct sbitmap_queue *bresv = &tags->breserved_tags;
 			struct sbitmap_queue *btags = &tags->bitmap_tags;

@@ -7,7 +7,6 @@
 
 #include "blk-mq.h"
 
-
 struct blk_mq_tags *blk_mq_init_tags(unsigned int nr_tags, unsigned int reserved_tags,
 				     unsigned int flags, int node);
 void blk_mq_free_tags(struct blk_mq_tag_set *set, struct blk_mq_tags *tags);

@@ -37,7 +37,7 @@ void blk_mq_init_once(void)
 	std::call_once(once, [] {
 		int i;
 
-		for_each_possible_cpu(i)
+		for_each_possible_cpu (i)
 			INIT_LIST_HEAD(&per_cpu(blk_cpu_done, i));
 		open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
 		kblockd_workqueue = alloc_workqueue("kblockd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
@@ -126,13 +126,14 @@ static void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head 
 		.list = list,
 	};
 
-	sbitmap_for_each_set(&hctx->ctx_map, flush_busy_ctx, &data);
+	sbitmap_for_each_set (&hctx->ctx_map, flush_busy_ctx, &data)
+		;
 }
 
 /* ---- request allocation and freeing ---- */
 
-static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data,
-					  struct blk_mq_tags *tags, unsigned int tag)
+static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct blk_mq_tags *tags,
+					  unsigned int tag)
 {
 	struct blk_mq_ctx *ctx = data->ctx;
 	struct blk_mq_hw_ctx *hctx = data->hctx;
@@ -363,9 +364,8 @@ static inline bool blk_mq_complete_need_ipi(struct request *rq)
 		return false;
 
 	/* Same CPU, or sharing a cache and not forced: complete here. */
-	if (cpu == (int)rq->mq_ctx->cpu ||
-	    (!test_bit(QUEUE_FLAG_SAME_FORCE, &rq->q->queue_flags) &&
-	     cpus_share_cache(cpu, rq->mq_ctx->cpu)))
+	if (cpu == (int)rq->mq_ctx->cpu || (!test_bit(QUEUE_FLAG_SAME_FORCE, &rq->q->queue_flags) &&
+					    cpus_share_cache(cpu, rq->mq_ctx->cpu)))
 		return false;
 
 	return (unsigned int)rq->mq_ctx->cpu < nr_cpu_ids;
@@ -647,8 +647,8 @@ static bool blk_mq_hw_queue_need_run(struct blk_mq_hw_ctx *hctx)
 	bool need_run;
 
 	/* A quiesced queue is run again by blk_mq_unquiesce_queue(). */
-	blk_mq_run_dispatch_ops(hctx->queue,
-		need_run = !blk_queue_quiesced(hctx->queue) && blk_mq_hctx_has_pending(hctx));
+	blk_mq_run_dispatch_ops(hctx->queue, need_run = !blk_queue_quiesced(hctx->queue) &&
+							blk_mq_hctx_has_pending(hctx));
 	return need_run;
 }
 
@@ -678,7 +678,8 @@ void blk_mq_run_hw_queues(struct request_queue *q, bool async)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		if (blk_mq_hctx_stopped(hctx))
 			continue;
 		blk_mq_run_hw_queue(hctx, async);
@@ -697,12 +698,12 @@ void blk_mq_delay_run_hw_queues(struct request_queue *q, unsigned long msecs)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		if (blk_mq_hctx_stopped(hctx))
 			continue;
 		/* Leave a pending immediate run alone. */
-		if (delayed_work_pending(&hctx->run_work) &&
-		    !timer_pending(&hctx->run_work.timer))
+		if (delayed_work_pending(&hctx->run_work) && !timer_pending(&hctx->run_work.timer))
 			continue;
 		blk_mq_delay_run_hw_queue(hctx, msecs);
 	}
@@ -720,9 +721,7 @@ bool blk_mq_queue_stopped(struct request_queue *q)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i)
-		if (blk_mq_hctx_stopped(hctx))
-			return true;
+	queue_for_each_hw_ctx(q, hctx, i) if (blk_mq_hctx_stopped(hctx)) return true;
 	return false;
 }
 
@@ -737,8 +736,7 @@ void blk_mq_stop_hw_queues(struct request_queue *q)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i)
-		blk_mq_stop_hw_queue(hctx);
+	queue_for_each_hw_ctx(q, hctx, i) blk_mq_stop_hw_queue(hctx);
 }
 
 void blk_mq_start_hw_queue(struct blk_mq_hw_ctx *hctx)
@@ -752,8 +750,7 @@ void blk_mq_start_hw_queues(struct request_queue *q)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i)
-		blk_mq_start_hw_queue(hctx);
+	queue_for_each_hw_ctx(q, hctx, i) blk_mq_start_hw_queue(hctx);
 }
 
 void blk_mq_start_stopped_hw_queue(struct blk_mq_hw_ctx *hctx, bool async)
@@ -775,8 +772,7 @@ void blk_mq_start_stopped_hw_queues(struct request_queue *q, bool async)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i)
-		blk_mq_start_stopped_hw_queue(hctx, async);
+	queue_for_each_hw_ctx(q, hctx, i) blk_mq_start_stopped_hw_queue(hctx, async);
 }
 
 /* ---- direct issue ---- */
@@ -1060,7 +1056,8 @@ void blk_mq_timeout_work(struct work_struct *work)
 		mod_timer(&q->timeout, expired.next);
 	} else {
 		/* Nothing in flight: shared-tag users go idle. */
-		queue_for_each_hw_ctx(q, hctx, i) {
+		queue_for_each_hw_ctx(q, hctx, i)
+		{
 			if (blk_mq_hw_queue_mapped(hctx))
 				blk_mq_tag_idle(hctx);
 		}
@@ -1230,7 +1227,7 @@ static void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags
 		}
 	}
 
-	list_for_each_entry_safe(chunk, tmp, &tags->page_list, lru) {
+	list_for_each_entry_safe (chunk, tmp, &tags->page_list, lru) {
 		list_del_init(&chunk->lru);
 		kfree(chunk);
 	}
@@ -1246,9 +1243,8 @@ static void blk_mq_free_rq_map(struct blk_mq_tag_set *set, struct blk_mq_tags *t
 	blk_mq_free_tags(set, tags);
 }
 
-static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set,
-					       unsigned int hctx_idx, unsigned int nr_tags,
-					       unsigned int reserved_tags)
+static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set, unsigned int hctx_idx,
+					       unsigned int nr_tags, unsigned int reserved_tags)
 {
 	int node = set->numa_node;
 	struct blk_mq_tags *tags;
@@ -1372,8 +1368,8 @@ static int __blk_mq_alloc_rq_maps(struct blk_mq_tag_set *set)
 	int i;
 
 	if (blk_mq_is_shared_tags(set->flags)) {
-		set->shared_tags = blk_mq_alloc_map_and_rqs(set, BLK_MQ_NO_HCTX_IDX,
-							    set->queue_depth);
+		set->shared_tags =
+			blk_mq_alloc_map_and_rqs(set, BLK_MQ_NO_HCTX_IDX, set->queue_depth);
 		if (!set->shared_tags)
 			return -ENOMEM;
 	}
@@ -1407,11 +1403,11 @@ void blk_mq_map_queues(struct blk_mq_queue_map *qmap)
 	unsigned int cpu;
 
 	if (!qmap->nr_queues) {
-		for_each_possible_cpu(cpu)
+		for_each_possible_cpu (cpu)
 			qmap->mq_map[cpu] = qmap->queue_offset;
 		return;
 	}
-	for_each_possible_cpu(cpu) {
+	for_each_possible_cpu (cpu) {
 		unsigned int q = cpu < nr_cpu_ids ? cpu * qmap->nr_queues / nr_cpu_ids : 0;
 
 		qmap->mq_map[cpu] = qmap->queue_offset + q;
@@ -1430,7 +1426,7 @@ static void blk_mq_update_queue_map(struct blk_mq_tag_set *set)
 		for (i = 0; i < set->nr_maps; i++) {
 			unsigned int cpu;
 
-			for_each_possible_cpu(cpu)
+			for_each_possible_cpu (cpu)
 				set->map[i].mq_map[cpu] = 0;
 		}
 		set->ops->map_queues(set);
@@ -1474,9 +1470,8 @@ int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set)
 		init_waitqueue_head(&set->srcu.wq);
 	}
 
-	set->tags = (struct blk_mq_tags **)kcalloc_node(set->nr_hw_queues,
-							sizeof(struct blk_mq_tags *), GFP_KERNEL,
-							set->numa_node);
+	set->tags = (struct blk_mq_tags **)kcalloc_node(
+		set->nr_hw_queues, sizeof(struct blk_mq_tags *), GFP_KERNEL, set->numa_node);
 	if (!set->tags)
 		return -ENOMEM;
 
@@ -1533,8 +1528,8 @@ void blk_mq_free_tag_set(struct blk_mq_tag_set *set)
 
 /* ---- hardware and software contexts ---- */
 
-static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q,
-					       struct blk_mq_tag_set *set, int node)
+static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
+					       int node)
 {
 	struct blk_mq_hw_ctx *hctx;
 
@@ -1549,13 +1544,12 @@ static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q,
 	hctx->flags = set->flags & ~BLK_MQ_F_TAG_QUEUE_SHARED;
 	hctx->numa_node = node;
 
-	hctx->ctxs = (struct blk_mq_ctx **)kcalloc_node(nr_cpu_ids, sizeof(void *), GFP_KERNEL,
-							node);
+	hctx->ctxs =
+		(struct blk_mq_ctx **)kcalloc_node(nr_cpu_ids, sizeof(void *), GFP_KERNEL, node);
 	if (!hctx->ctxs)
 		goto free_hctx;
 
-	if (sbitmap_init_node(&hctx->ctx_map, nr_cpu_ids, ilog2(8), GFP_KERNEL, node, false,
-			      false))
+	if (sbitmap_init_node(&hctx->ctx_map, nr_cpu_ids, ilog2(8), GFP_KERNEL, node, false, false))
 		goto free_ctxs;
 	hctx->nr_ctx = 0;
 	return hctx;
@@ -1598,7 +1592,7 @@ static void blk_mq_init_cpu_queues(struct request_queue *q, unsigned int nr_hw_q
 {
 	unsigned int i, j;
 
-	for_each_possible_cpu(i) {
+	for_each_possible_cpu (i) {
 		struct blk_mq_ctx *__ctx = per_cpu_ptr(q->queue_ctx, i);
 
 		__ctx->cpu = i;
@@ -1618,7 +1612,8 @@ static void blk_mq_map_swqueue(struct request_queue *q)
 	struct blk_mq_ctx *ctx;
 	struct blk_mq_tag_set *set = q->tag_set;
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		hctx->nr_ctx = 0;
 		hctx->type = HCTX_TYPE_DEFAULT;
 	}
@@ -1653,7 +1648,8 @@ static void blk_mq_map_swqueue(struct request_queue *q)
 			ctx->hctxs[j] = q->queue_hw_ctx[0];
 	}
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		hctx->tags = set->tags[i];
 		if (hctx->nr_ctx)
 			sbitmap_resize(&hctx->ctx_map, hctx->nr_ctx);
@@ -1665,7 +1661,8 @@ static void queue_set_hctx_shared(struct request_queue *q, bool shared)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		if (shared)
 			hctx->flags |= BLK_MQ_F_TAG_QUEUE_SHARED;
 		else
@@ -1679,7 +1676,7 @@ static void blk_mq_update_tag_set_shared(struct blk_mq_tag_set *set, bool shared
 
 	lockdep_assert_held(&set->tag_list_lock);
 
-	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+	list_for_each_entry (q, &set->tag_list, tag_set_list) {
 		blk_mq_freeze_queue(q);
 		queue_set_hctx_shared(q, shared);
 		blk_mq_unfreeze_queue(q);
@@ -1717,13 +1714,13 @@ static void blk_mq_del_queue_tag_set(struct request_queue *q)
 	INIT_LIST_HEAD(&q->tag_set_list);
 }
 
-static void blk_mq_exit_hw_queues(struct request_queue *q, struct blk_mq_tag_set *set,
-				  int nr_queue)
+static void blk_mq_exit_hw_queues(struct request_queue *q, struct blk_mq_tag_set *set, int nr_queue)
 {
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i) {
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
 		if ((int)i == nr_queue)
 			break;
 		blk_mq_exit_hctx(q, set, hctx, i);
@@ -1908,8 +1905,7 @@ void blk_mq_cancel_work_sync(struct request_queue *q)
 
 	cancel_delayed_work_sync(&q->requeue_work);
 
-	queue_for_each_hw_ctx(q, hctx, i)
-		cancel_delayed_work_sync(&hctx->run_work);
+	queue_for_each_hw_ctx(q, hctx, i) cancel_delayed_work_sync(&hctx->run_work);
 }
 
 /*
@@ -1953,7 +1949,7 @@ void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
 	if (nr_hw_queues < 1 || nr_hw_queues == prev_nr_hw_queues)
 		goto out_unlock;
 
-	list_for_each_entry(q, &set->tag_list, tag_set_list)
+	list_for_each_entry (q, &set->tag_list, tag_set_list)
 		blk_mq_freeze_queue(q);
 
 	new_tags = (struct blk_mq_tags **)kcalloc_node(nr_hw_queues, sizeof(struct blk_mq_tags *),
@@ -1977,7 +1973,7 @@ void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
 	}
 
 	blk_mq_update_queue_map(set);
-	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+	list_for_each_entry (q, &set->tag_list, tag_set_list) {
 		blk_mq_exit_hw_queues(q, set, q->nr_hw_queues);
 		blk_mq_free_hw_queues(q);
 		if (blk_mq_realloc_hw_ctxs(set, q)) {
@@ -1990,7 +1986,7 @@ void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
 	}
 
 out_unfreeze:
-	list_for_each_entry(q, &set->tag_list, tag_set_list)
+	list_for_each_entry (q, &set->tag_list, tag_set_list)
 		blk_mq_unfreeze_queue(q);
 out_unlock:
 	mutex_unlock(&set->tag_list_lock);

@@ -60,7 +60,7 @@ static inline bool blk_mq_hw_queue_mapped(struct blk_mq_hw_ctx *hctx)
 }
 
 static inline struct blk_mq_hw_ctx *blk_mq_map_queue_type(struct request_queue *q,
-							   enum hctx_type type, unsigned int cpu)
+							  enum hctx_type type, unsigned int cpu)
 {
 	return q->queue_hw_ctx[q->tag_set->map[type].mq_map[cpu]];
 }
@@ -230,12 +230,12 @@ static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
 }
 
 /* Runs @dispatch_ops inside the queue's dispatch section. */
-#define blk_mq_run_dispatch_ops(q, dispatch_ops)          \
-	do {                                              \
-		int __idx = 0;                            \
-		blk_mq_run_dispatch_lock((q), &__idx);    \
-		(dispatch_ops);                           \
-		blk_mq_run_dispatch_unlock((q), __idx);   \
+#define blk_mq_run_dispatch_ops(q, dispatch_ops)        \
+	do {                                            \
+		int __idx = 0;                          \
+		blk_mq_run_dispatch_lock((q), &__idx);  \
+		(dispatch_ops);                         \
+		blk_mq_run_dispatch_unlock((q), __idx); \
 	} while (0)
 
 bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,

@@ -64,7 +64,7 @@ int add_disk(struct gendisk *disk)
 	struct gendisk *d;
 
 	mutex_lock(&disk_list_lock);
-	list_for_each_entry(d, &disk_list, uk_list) {
+	list_for_each_entry (d, &disk_list, uk_list) {
 		if (strcmp(d->disk_name, disk->disk_name) == 0) {
 			mutex_unlock(&disk_list_lock);
 			return -EEXIST;
@@ -115,7 +115,8 @@ static const char *blkdev_base_name(const char *name)
 	return name;
 }
 
-namespace uk {
+namespace uk
+{
 
 struct block_device *blkdev_lookup(const char *name)
 {
@@ -127,7 +128,7 @@ struct block_device *blkdev_lookup(const char *name)
 	name = blkdev_base_name(name);
 
 	mutex_lock(&disk_list_lock);
-	list_for_each_entry(disk, &disk_list, uk_list) {
+	list_for_each_entry (disk, &disk_list, uk_list) {
 		if (strcmp(disk->disk_name, name) == 0) {
 			atomic_inc(&disk->uk_refs);
 			bdev = disk->part0;
@@ -144,7 +145,7 @@ void blkdev_put(struct block_device *bdev)
 		disk_put(bdev->bd_disk);
 }
 
-}  // namespace uk
+} // namespace uk
 
 /* ---- direct I/O (block/fops.c) ---- */
 
@@ -215,8 +216,7 @@ static void blkdev_bio_end_io(struct bio *bio)
 }
 
 /* Segments needed for @iov from @skip on, up to @max bytes (page granular). */
-static unsigned int blkdev_iov_npages(const struct iovec *iov, unsigned long nr_segs,
-				      size_t max)
+static unsigned int blkdev_iov_npages(const struct iovec *iov, unsigned long nr_segs, size_t max)
 {
 	unsigned int n = 0;
 	unsigned long i;
@@ -303,7 +303,8 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 	struct request_queue *q;
 	const bool is_write = flags & BLKDEV_RW_WRITE;
 	bool is_sync;
-	blk_opf_t opf = is_write ? (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE) : (blk_opf_t)REQ_OP_READ;
+	blk_opf_t opf =
+		is_write ? (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE) : (blk_opf_t)REQ_OP_READ;
 	struct blkdev_iter it = { .iov = iov, .nr_segs = nr_segs, .iov_off = 0, .count = 0 };
 	struct completion wait;
 	struct blkdev_dio *dio;

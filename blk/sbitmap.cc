@@ -35,7 +35,7 @@ static int init_alloc_hint(struct sbitmap *sb, gfp_t flags)
 	if (depth && !sb->round_robin) {
 		int i;
 
-		for_each_possible_cpu(i)
+		for_each_possible_cpu (i)
 			*per_cpu_ptr(sb->alloc_hint, i) = get_random_u32_below(depth);
 	}
 	return 0;
@@ -143,8 +143,8 @@ out:
 	return ret;
 }
 
-int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags,
-		      int node, bool round_robin, bool alloc_hint)
+int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags, int node,
+		      bool round_robin, bool alloc_hint)
 {
 	unsigned int bits_per_word;
 	unsigned int i;
@@ -940,7 +940,7 @@ void sbitmap_queue_show(struct sbitmap_queue *sbq, struct seq_file *m)
 
 	seq_puts(m, "alloc_hint={");
 	first = true;
-	for_each_possible_cpu(i) {
+	for_each_possible_cpu (i) {
 		if (!first)
 			seq_puts(m, ", ");
 		first = false;

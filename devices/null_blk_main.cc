@@ -23,7 +23,7 @@
 
 #define nr_online_nodes 1U
 
-static LIST_HEAD(nullb_list);    /* powered-on devices */
+static LIST_HEAD(nullb_list);	  /* powered-on devices */
 static LIST_HEAD(nullb_cfs_list); /* configfs-created devices */
 static DEFINE_MUTEX(lock);
 static DECLARE_BITMAP(nullb_indexes, 1024); /* the kernel's IDA */
@@ -109,7 +109,7 @@ struct null_param {
 	enum null_param_type type;
 	void *arg;
 	int (*set)(const char *val); /* P_CB_INT */
-	unsigned int maxlen;         /* P_STRING */
+	unsigned int maxlen;	     /* P_STRING */
 };
 
 static int null_param_store_val(const char *str, int *val, int min, int max)
@@ -734,7 +734,7 @@ struct nullb *null_find_dev_by_name(const char *name)
 	struct nullb *nullb = NULL, *nb;
 
 	mutex_lock(&lock);
-	list_for_each_entry(nb, &nullb_list, list) {
+	list_for_each_entry (nb, &nullb_list, list) {
 		if (strcmp(nb->disk_name, name) == 0) {
 			nullb = nb;
 			break;
@@ -750,7 +750,7 @@ unsigned int null_nr_devices(void)
 	unsigned int n = 0;
 
 	mutex_lock(&lock);
-	list_for_each_entry(nb, &nullb_list, list)
+	list_for_each_entry (nb, &nullb_list, list)
 		n++;
 	mutex_unlock(&lock);
 	return n;
@@ -762,7 +762,7 @@ static struct nullb_device *null_find_cfs_dev(const char *name)
 {
 	struct nullb_device *dev;
 
-	list_for_each_entry(dev, &nullb_cfs_list, cfs_list)
+	list_for_each_entry (dev, &nullb_cfs_list, cfs_list)
 		if (strcmp(dev->name, name) == 0)
 			return dev;
 	return NULL;
@@ -863,8 +863,10 @@ struct nullb_attr {
 	int (*apply)(struct nullb_device *dev, unsigned int new_value);
 };
 
+/* clang-format off */
 #define NA(field, type) { #field, type, offsetof(struct nullb_device, field), NULL }
 #define NA_APPLY(field, fn) { #field, A_UINT, offsetof(struct nullb_device, field), fn }
+/* clang-format on */
 
 /* Same order as the kernel's nullb_device_attrs[] (so "features" matches). */
 static const struct nullb_attr nullb_device_attrs[] = {
@@ -915,8 +917,7 @@ static const struct nullb_attr *nullb_find_attr(const char *name)
 	return NULL;
 }
 
-static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *page,
-					size_t count)
+static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *page, size_t count)
 {
 	bool newp = false;
 	ssize_t ret;
@@ -1009,7 +1010,8 @@ static struct fault_attr *nullb_fault_group(struct nullb_device *dev, const char
 	} groups[] = {
 		{ "timeout_inject/", offsetof(struct nullb_device, timeout_config) },
 		{ "requeue_inject/", offsetof(struct nullb_device, requeue_config) },
-		{ "init_hctx_fault_inject/", offsetof(struct nullb_device, init_hctx_fault_config) },
+		{ "init_hctx_fault_inject/",
+		  offsetof(struct nullb_device, init_hctx_fault_config) },
 	};
 
 	for (const auto &g : groups) {

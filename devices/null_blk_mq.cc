@@ -49,8 +49,10 @@ static blk_status_t null_handle_data_transfer(struct nullb_cmd *cmd, sector_t nr
 	struct bio *bio;
 
 	spin_lock_irq(&nullb->lock);
-	__rq_for_each_bio(bio, rq) {
-		bio_for_each_segment(bvec, bio, iter) {
+	__rq_for_each_bio(bio, rq)
+	{
+		bio_for_each_segment(bvec, bio, iter)
+		{
 			len = bvec.bv_len;
 			if (transferred_bytes + len > max_bytes)
 				len = max_bytes - transferred_bytes;
@@ -250,7 +252,7 @@ static int null_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 	spin_lock(&nq->poll_lock);
 	list_splice_init(&nq->poll_list, &list);
-	list_for_each_entry(rq, &list, queuelist)
+	list_for_each_entry (rq, &list, queuelist)
 		blk_mq_set_request_complete(rq);
 	spin_unlock(&nq->poll_lock);
 
@@ -449,8 +451,8 @@ static int setup_queues(struct nullb *nullb)
 	if (poll_queues)
 		nqueues += poll_queues;
 
-	nullb->queues = (struct nullb_queue *)kcalloc(nqueues, sizeof(struct nullb_queue),
-						      GFP_KERNEL);
+	nullb->queues =
+		(struct nullb_queue *)kcalloc(nqueues, sizeof(struct nullb_queue), GFP_KERNEL);
 	if (!nullb->queues)
 		return -ENOMEM;
 	return 0;

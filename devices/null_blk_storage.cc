@@ -55,8 +55,7 @@ static bool null_page_empty(struct nullb_page *page)
 
 /* radix_tree_delete_item(): delete only if @item is what the slot holds. */
 static struct nullb_page *null_radix_tree_delete_item(struct radix_tree_root *root,
-						      unsigned long idx,
-						      struct nullb_page *item)
+						      unsigned long idx, struct nullb_page *item)
 {
 	if (radix_tree_lookup(root, idx) != item)
 		return NULL;
@@ -133,8 +132,8 @@ void null_free_device_storage(struct nullb_device *dev, bool is_cache)
 		dev->curr_cache = 0;
 }
 
-static struct nullb_page *__null_lookup_page(struct nullb *nullb, sector_t sector,
-					     bool for_write, bool is_cache)
+static struct nullb_page *__null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
+					     bool is_cache)
 {
 	unsigned int sector_bit;
 	u64 idx;
@@ -293,8 +292,7 @@ again:
 	return 0;
 }
 
-blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n,
-			   bool is_fua)
+blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua)
 {
 	size_t temp, count = 0;
 	struct nullb_page *t_page;
@@ -349,8 +347,7 @@ void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n)
 	}
 }
 
-blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector,
-				 sector_t nr_sectors)
+blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors)
 {
 	struct nullb *nullb = dev->nullb;
 	size_t n = nr_sectors << SECTOR_SHIFT;
@@ -402,8 +399,7 @@ blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int 
 	return err;
 }
 
-blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio,
-				      sector_t nr_sectors)
+blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors)
 {
 	blk_status_t err = BLK_STS_OK;
 	unsigned int len;
@@ -414,7 +410,8 @@ blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio,
 	struct bio_vec bvec;
 
 	spin_lock_irq(&nullb->lock);
-	bio_for_each_segment(bvec, bio, iter) {
+	bio_for_each_segment(bvec, bio, iter)
+	{
 		len = bvec.bv_len;
 		if (transferred_bytes + len > max_bytes)
 			len = max_bytes - transferred_bytes;
@@ -455,8 +452,8 @@ blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
 	return BLK_STS_IOERR;
 }
 
-blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op,
-			      sector_t sector, unsigned int nr_sectors)
+blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors)
 {
 	struct nullb_device *dev = nullb->dev;
 	blk_status_t badblocks_ret = BLK_STS_OK;

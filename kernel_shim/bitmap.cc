@@ -8,8 +8,7 @@
  * Apply @op to every word of the bitmaps; the last word is masked to @nbits.
  * Returns whether any result bit is set.
  */
-template <typename Op>
-static bool bitmap_op(unsigned long *dst, unsigned int nbits, Op op)
+template <typename Op> static bool bitmap_op(unsigned long *dst, unsigned int nbits, Op op)
 {
 	unsigned int k, lim = nbits / BITS_PER_LONG;
 	unsigned long any = 0;

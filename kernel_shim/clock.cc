@@ -124,10 +124,16 @@ void timer_thread(int cpu) {
     }
     bool soft_due = false;
     if (hrtimer_peek(cpu, 1, &e, &seq)) {
-      if (e <= now) soft_due = true; else next = std::min(next, e);
+      if (e <= now)
+        soft_due = true;
+      else
+        next = std::min(next, e);
     }
     if (timer_peek(cpu, &e, &seq)) {
-      if (e <= now) soft_due = true; else next = std::min(next, e);
+      if (e <= now)
+        soft_due = true;
+      else
+        next = std::min(next, e);
     }
     if (soft_due) {
       deliver_soft(cpu, kNrSrc, now, false);
@@ -136,7 +142,8 @@ void timer_thread(int cpu) {
     if (ran) continue;
     // KTIME_MAX means "awake"; an idle thread advertises KTIME_MAX - 1 so
     // that any new timer wakes it.
-    cc.sleeping_until.store(next == KTIME_MAX ? KTIME_MAX - 1 : next, std::memory_order_seq_cst);
+    cc.sleeping_until.store(next == KTIME_MAX ? KTIME_MAX - 1 : next,
+                            std::memory_order_seq_cst);
     futex_wait_abs(&cc.kick, w, next);
   }
 }
@@ -166,14 +173,16 @@ bool caller_masks(int cpu, int src) {
 s64 clock_realtime_offset_ns = realtime_offset();
 
 u64 timerq_next_seq(u64 *base_counter) {
-  if (clock_is_virtual()) return global_seq.fetch_add(1, std::memory_order_relaxed);
+  if (clock_is_virtual())
+    return global_seq.fetch_add(1, std::memory_order_relaxed);
   return ++*base_counter;
 }
 
 void clock_kick(int cpu, s64 expires) {
   if (clock_is_virtual()) return;
   ClockCpu &cc = clock_cpus[cpu];
-  if (unlikely(cc.thread_state.load(std::memory_order_acquire) == 0)) start_thread(cpu);
+  if (unlikely(cc.thread_state.load(std::memory_order_acquire) == 0))
+    start_thread(cpu);
   // Pairs with the sleeping_until store before the thread's futex wait.
   if (expires < cc.sleeping_until.load(std::memory_order_seq_cst)) kick_cpu(cc);
 }
@@ -183,7 +192,8 @@ void clock_use_virtual(uint64_t start_ns) {
   clock_virtual_now.store(start_ns, std::memory_order_release);
   clock_virtual_active.store(true, std::memory_order_seq_cst);
   for (unsigned int c = 0; c < NR_CPUS; c++) {
-    if (clock_cpus[c].thread_state.load(std::memory_order_acquire)) kick_cpu(clock_cpus[c]);
+    if (clock_cpus[c].thread_state.load(std::memory_order_acquire))
+      kick_cpu(clock_cpus[c]);
   }
 }
 
@@ -196,13 +206,16 @@ void clock_use_host() {
     u64 seq;
     for (int src = 0; src < kNrSrc; src++) any |= peek_src(c, src, &e, &seq);
     if (any) start_thread(c);
-    if (clock_cpus[c].thread_state.load(std::memory_order_acquire)) kick_cpu(clock_cpus[c]);
+    if (clock_cpus[c].thread_state.load(std::memory_order_acquire))
+      kick_cpu(clock_cpus[c]);
   }
 }
 
 void virtual_clock_advance(uint64_t ns) {
-  if (WARN(!clock_is_virtual(), "virtual_clock_advance() on the host clock\n")) return;
-  if (WARN(timer_callback_depth > 0, "virtual_clock_advance() from a timer callback\n"))
+  if (WARN(!clock_is_virtual(), "virtual_clock_advance() on the host clock\n"))
+    return;
+  if (WARN(timer_callback_depth > 0,
+           "virtual_clock_advance() from a timer callback\n"))
     return;
   std::lock_guard<std::mutex> g(advance_mutex);
   u64 now = clock_virtual_now.load(std::memory_order_relaxed);
@@ -228,7 +241,8 @@ void virtual_clock_advance(uint64_t ns) {
       }
     }
     if (best_cpu < 0) break;
-    if (best_e > static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed)))
+    if (best_e >
+        static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed)))
       clock_virtual_now.store(best_e, std::memory_order_release);
     if (caller_masks(best_cpu, best_src)) {
       // This thread has the CPU's interrupts off: the timer stays queued
@@ -236,7 +250,8 @@ void virtual_clock_advance(uint64_t ns) {
       masked[best_cpu][best_src] = true;
       continue;
     }
-    s64 vnow = static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed));
+    s64 vnow =
+        static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed));
     if (best_src == kSrcHrtimerHard)
       deliver_hard(best_cpu, vnow, true);
     else
@@ -245,12 +260,14 @@ void virtual_clock_advance(uint64_t ns) {
   clock_virtual_now.store(target, std::memory_order_release);
   // The tick's irq exit: softirqs left pending run now.
   for (unsigned int c = 0; c < nr_cpu_ids; c++) {
-    if (softirq_pending(c) && !caller_masks(c, kSrcTimerList)) softirq_irq_exit(c);
+    if (softirq_pending(c) && !caller_masks(c, kSrcTimerList))
+      softirq_irq_exit(c);
   }
 }
 
 void virtual_clock_set(uint64_t ns) {
-  if (WARN(!clock_is_virtual(), "virtual_clock_set() on the host clock\n")) return;
+  if (WARN(!clock_is_virtual(), "virtual_clock_set() on the host clock\n"))
+    return;
   u64 now = clock_virtual_now.load(std::memory_order_acquire);
   if (ns >= now) {
     virtual_clock_advance(ns - now);

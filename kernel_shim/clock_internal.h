@@ -44,7 +44,8 @@ class TimerHeap {
 
  private:
   static bool less(const uk_timerq_node *a, const uk_timerq_node *b) {
-    return a->expires < b->expires || (a->expires == b->expires && a->seq < b->seq);
+    return a->expires < b->expires ||
+           (a->expires == b->expires && a->seq < b->seq);
   }
   void set(size_t i, uk_timerq_node *n) {
     v_[i] = n;
@@ -94,7 +95,8 @@ struct RunWait {
       cpu_pause();
     }
     waiters.fetch_add(1, std::memory_order_seq_cst);
-    while (seq.load(std::memory_order_seq_cst) == sampled) futex_wait(&seq, sampled);
+    while (seq.load(std::memory_order_seq_cst) == sampled)
+      futex_wait(&seq, sampled);
     waiters.fetch_sub(1, std::memory_order_relaxed);
   }
 };

@@ -38,8 +38,7 @@ void complete_all(struct completion *x)
 }
 
 /* Called with x->wait.lock held (irqs off); drops it around each sleep. */
-static long do_wait_for_common(struct completion *x, long (*action)(long), long timeout,
-			       int state)
+static long do_wait_for_common(struct completion *x, long (*action)(long), long timeout, int state)
 {
 	if (!x->done) {
 		DECLARE_WAITQUEUE(wait, get_current());

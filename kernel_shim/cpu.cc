@@ -21,7 +21,8 @@ unsigned int nr_cpu_ids = 1;
 
 namespace uk {
 
-constinit thread_local ThreadCpu tls_cpu __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadCpu tls_cpu
+    __attribute__((tls_model("initial-exec")));
 int host_to_vcpu[1024];
 SchedHook sched_hook = nullptr;
 
@@ -225,14 +226,16 @@ void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
   fn();
   __rcu_read_unlock();
   if (t.held != bit || t.irqs_off != (bit == kCpuIrq) || t.pdepth || t.bh_depth)
-    WARN(1, "ukern: interrupt handler on CPU %d returned with unbalanced state\n",
+    WARN(1,
+         "ukern: interrupt handler on CPU %d returned with unbalanced state\n",
          cpu);
   give(s, t.held);
   t = saved;
   // irq_exit(): work this handler raised for the CPU (a softirq, say) runs
   // now, unless the context we return to masks it.
   bool masked = t.cpu == cpu && (t.in_irq_ctx || (t.held & (kCpuIrq | kCpuBh)));
-  if (!masked && s.has_pending.load(std::memory_order_acquire)) run_pending(cpu);
+  if (!masked && s.has_pending.load(std::memory_order_acquire))
+    run_pending(cpu);
 }
 
 void queue_pending(int cpu, bool hard, const std::function<void()> &fn) {
@@ -280,7 +283,8 @@ void run_in_softirq(int cpu, const std::function<void()> &fn) {
 
 }  // namespace uk
 
-int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait) {
+int smp_call_function_single(int cpu, smp_call_func_t func, void *info,
+                             int wait) {
   if (cpu < 0 || static_cast<unsigned int>(cpu) >= nr_cpu_ids) return -ENXIO;
   // The IPI is delivered synchronously from the caller's thread; with
   // !wait the caller still sees it done, which is a legal timing.

@@ -11,7 +11,8 @@ namespace {
 CtxswCounts counts_of(int who) {
   struct rusage ru {};
   if (getrusage(who, &ru) != 0) return {};
-  return {static_cast<uint64_t>(ru.ru_nvcsw), static_cast<uint64_t>(ru.ru_nivcsw)};
+  return {static_cast<uint64_t>(ru.ru_nvcsw),
+          static_cast<uint64_t>(ru.ru_nivcsw)};
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ struct eventfd_ctx {
 	int fd; /* our dup of the program's eventfd */
 };
 
-namespace {
+namespace
+{
 
 thread_local bool in_eventfd = false;
 
@@ -102,7 +103,8 @@ bool eventfd_signal_allowed(void)
 	return !in_eventfd;
 }
 
-namespace uk {
+namespace uk
+{
 
 int eventfd_ctx_host_fd(struct eventfd_ctx *ctx)
 {

@@ -65,34 +65,42 @@ bool should_fail(struct fault_attr *attr, ssize_t size)
 	return true;
 }
 
-namespace uk {
-namespace {
+namespace uk
+{
+namespace
+{
 std::mutex filter_mu;
 std::string *filter_name = nullptr;
 bool filter_on = false;
-}  // namespace
+} // namespace
 
-void failslab_set_cache_filter(const char *name) {
-  std::lock_guard<std::mutex> g(filter_mu);
-  delete filter_name;
-  filter_name = name ? new std::string(name) : nullptr;
-  __atomic_store_n(&filter_on, name != nullptr, __ATOMIC_RELAXED);
+void failslab_set_cache_filter(const char *name)
+{
+	std::lock_guard<std::mutex> g(filter_mu);
+	delete filter_name;
+	filter_name = name ? new std::string(name) : nullptr;
+	__atomic_store_n(&filter_on, name != nullptr, __ATOMIC_RELAXED);
 }
 
-bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp) {
-  if (atomic_read(&failslab.times) == 0 || failslab.probability == 0) return false;
-  if (gfp & __GFP_NOFAIL) return false;
-  if (failslab_ignore_gfp_reclaim && (gfp & __GFP_DIRECT_RECLAIM)) return false;
-  if (__atomic_load_n(&filter_on, __ATOMIC_RELAXED)) {
-    std::lock_guard<std::mutex> g(filter_mu);
-    if (filter_name == nullptr || cache_name == nullptr || *filter_name != cache_name)
-      return false;
-  }
-  return should_fail(&failslab, static_cast<ssize_t>(size));
+bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp)
+{
+	if (atomic_read(&failslab.times) == 0 || failslab.probability == 0)
+		return false;
+	if (gfp & __GFP_NOFAIL)
+		return false;
+	if (failslab_ignore_gfp_reclaim && (gfp & __GFP_DIRECT_RECLAIM))
+		return false;
+	if (__atomic_load_n(&filter_on, __ATOMIC_RELAXED)) {
+		std::lock_guard<std::mutex> g(filter_mu);
+		if (filter_name == nullptr || cache_name == nullptr || *filter_name != cache_name)
+			return false;
+	}
+	return should_fail(&failslab, static_cast<ssize_t>(size));
 }
 
-bool should_failslab_percpu(size_t size, gfp_t gfp) {
-  return should_failslab_cache("percpu", size, gfp);
+bool should_failslab_percpu(size_t size, gfp_t gfp)
+{
+	return should_failslab_cache("percpu", size, gfp);
 }
 
-}  // namespace uk
+} // namespace uk

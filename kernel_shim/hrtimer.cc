@@ -35,7 +35,8 @@ struct hrtimer_cpu_base {
 	uk::RunWait wait;
 };
 
-namespace {
+namespace
+{
 
 hrtimer_cpu_base *cpu_bases()
 {
@@ -178,8 +179,8 @@ void hrtimer_setup(struct hrtimer *timer, enum hrtimer_restart (*function)(struc
 }
 
 void hrtimer_setup_on_stack(struct hrtimer *timer,
-			    enum hrtimer_restart (*function)(struct hrtimer *),
-			    clockid_t clock_id, enum hrtimer_mode mode)
+			    enum hrtimer_restart (*function)(struct hrtimer *), clockid_t clock_id,
+			    enum hrtimer_mode mode)
 {
 	hrtimer_setup(timer, function, clock_id, mode);
 }
@@ -367,7 +368,8 @@ int schedule_hrtimeout(ktime_t *expires, const enum hrtimer_mode mode)
 	return schedule_hrtimeout_range(expires, 0, mode);
 }
 
-namespace uk {
+namespace uk
+{
 
 bool hrtimer_peek(int cpu, int index, s64 *expires, u64 *seq)
 {

@@ -160,8 +160,8 @@ void percpu_ref_exit(struct percpu_ref *ref)
 
 	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
 	WRITE_ONCE(ref->percpu_count_ptr,
-		   READ_ONCE(ref->percpu_count_ptr) |
-			   ((unsigned long)atomic_long_read(&data->count) << __PERCPU_REF_FLAG_BITS));
+		   READ_ONCE(ref->percpu_count_ptr) | ((unsigned long)atomic_long_read(&data->count)
+						       << __PERCPU_REF_FLAG_BITS));
 	ref->data = NULL;
 	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 
@@ -199,7 +199,7 @@ static void percpu_ref_switch_to_atomic_rcu(struct rcu_head *rcu)
 	 * get/put that saw percpu mode has finished (the RCU read-side
 	 * sections of the fast paths), so the counters are final.
 	 */
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu (cpu)
 		count += READ_ONCE(*per_cpu_ptr(percpu_count, cpu));
 
 	/* Add the percpu sum and drop the bias in one go, so that the count
@@ -216,12 +216,9 @@ static void percpu_ref_switch_to_atomic_rcu(struct rcu_head *rcu)
 	percpu_ref_call_confirm_rcu(rcu);
 }
 
-static void percpu_ref_noop_confirm_switch(struct percpu_ref *ref)
-{
-}
+static void percpu_ref_noop_confirm_switch(struct percpu_ref *ref) {}
 
-static void __percpu_ref_switch_to_atomic(struct percpu_ref *ref,
-					  percpu_ref_func_t *confirm_switch)
+static void __percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *confirm_switch)
 {
 	if (READ_ONCE(ref->percpu_count_ptr) & __PERCPU_REF_ATOMIC) {
 		if (confirm_switch)
@@ -260,7 +257,7 @@ static void __percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 	 * store: pairs with the acquire load in __ref_is_percpu(), so a CPU
 	 * that sees percpu mode also sees the zeroes.
 	 */
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu (cpu)
 		WRITE_ONCE(*per_cpu_ptr(percpu_count, cpu), 0UL);
 
 	smp_store_release(&ref->percpu_count_ptr,

@@ -104,7 +104,8 @@ class PercpuAllocator {
     size_t want = (top_ + kStep - 1) & ~(kStep - 1);
     if (want <= scanned_) return;
     for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-      __lsan_register_root_region(base_ + cpu * kUnitSize + scanned_, want - scanned_);
+      __lsan_register_root_region(base_ + cpu * kUnitSize + scanned_,
+                                  want - scanned_);
     scanned_ = want;
 #endif
   }

@@ -24,7 +24,8 @@
 
 #include <array>
 
-namespace {
+namespace
+{
 
 constexpr unsigned long maxindex_of_height(unsigned int height)
 {
@@ -78,7 +79,8 @@ static struct kmem_cache *radix_tree_node_cachep_get(void)
 }
 #define radix_tree_node_cachep (radix_tree_node_cachep_get())
 
-namespace uk {
+namespace uk
+{
 struct kmem_cache *radix_tree_node_cache()
 {
 	return radix_tree_node_cachep;
@@ -120,12 +122,14 @@ static inline int tag_get(struct radix_tree_node *node, unsigned int tag, int of
 
 static inline void root_tag_set(struct radix_tree_root *root, unsigned int tag)
 {
-	WRITE_ONCE(root->gfp_mask, READ_ONCE(root->gfp_mask) | (gfp_t)(1 << (tag + __GFP_BITS_SHIFT)));
+	WRITE_ONCE(root->gfp_mask,
+		   READ_ONCE(root->gfp_mask) | (gfp_t)(1 << (tag + __GFP_BITS_SHIFT)));
 }
 
 static inline void root_tag_clear(struct radix_tree_root *root, unsigned int tag)
 {
-	WRITE_ONCE(root->gfp_mask, READ_ONCE(root->gfp_mask) & (gfp_t) ~(1 << (tag + __GFP_BITS_SHIFT)));
+	WRITE_ONCE(root->gfp_mask,
+		   READ_ONCE(root->gfp_mask) & (gfp_t) ~(1 << (tag + __GFP_BITS_SHIFT)));
 }
 
 static inline void root_tag_clear_all(struct radix_tree_root *root)
@@ -392,7 +396,8 @@ static void *radix_tree_lookup_element(struct radix_tree_root *root, unsigned lo
 	shift = (height - 1) * RADIX_TREE_MAP_SHIFT;
 
 	do {
-		slot = (struct radix_tree_node **)(node->slots + ((index >> shift) & RADIX_TREE_MAP_MASK));
+		slot = (struct radix_tree_node **)(node->slots +
+						   ((index >> shift) & RADIX_TREE_MAP_MASK));
 		node = rcu_dereference_raw(*slot);
 		if (node == NULL)
 			return NULL;
@@ -578,8 +583,8 @@ restart:
 				return NULL;
 
 			if (flags & RADIX_TREE_ITER_TAGGED) {
-				offset = radix_tree_find_next_bit(node->tags[tag], RADIX_TREE_MAP_SIZE,
-								  offset + 1);
+				offset = radix_tree_find_next_bit(node->tags[tag],
+								  RADIX_TREE_MAP_SIZE, offset + 1);
 			} else {
 				while (++offset < RADIX_TREE_MAP_SIZE) {
 					if (READ_ONCE(node->slots[offset]))
@@ -645,7 +650,7 @@ unsigned long radix_tree_range_tag_if_tagged(struct radix_tree_root *root,
 	 * Setting tags one index at a time sets the root tag only when an
 	 * item really got tagged (the regression2 rule).
 	 */
-	radix_tree_for_each_tagged(slot, root, &iter, *first_indexp, iftag) {
+	radix_tree_for_each_tagged (slot, root, &iter, *first_indexp, iftag) {
 		if (iter.index > last_index)
 			break;
 		radix_tree_tag_set(root, iter.index, settag);
@@ -669,7 +674,7 @@ unsigned int radix_tree_gang_lookup(struct radix_tree_root *root, void **results
 	if (unlikely(!max_items))
 		return 0;
 
-	radix_tree_for_each_slot(slot, root, &iter, first_index) {
+	radix_tree_for_each_slot (slot, root, &iter, first_index) {
 		results[ret] = rcu_dereference_raw(*slot);
 		/*
 		 * An indirect pointer here: the slot was the root pointer of a
@@ -703,7 +708,7 @@ unsigned int radix_tree_gang_lookup_slot(struct radix_tree_root *root, void ***r
 	if (unlikely(!max_items))
 		return 0;
 
-	radix_tree_for_each_slot(slot, root, &iter, first_index) {
+	radix_tree_for_each_slot (slot, root, &iter, first_index) {
 		results[ret] = slot;
 		if (indices)
 			indices[ret] = iter.index;
@@ -725,7 +730,7 @@ unsigned int radix_tree_gang_lookup_tag(struct radix_tree_root *root, void **res
 	if (unlikely(!max_items))
 		return 0;
 
-	radix_tree_for_each_tagged(slot, root, &iter, first_index, tag) {
+	radix_tree_for_each_tagged (slot, root, &iter, first_index, tag) {
 		results[ret] = rcu_dereference_raw(*slot);
 		/*
 		 * An indirect pointer here: the slot was the root pointer of a
@@ -759,7 +764,7 @@ unsigned int radix_tree_gang_lookup_tag_slot(struct radix_tree_root *root, void 
 	if (unlikely(!max_items))
 		return 0;
 
-	radix_tree_for_each_tagged(slot, root, &iter, first_index, tag) {
+	radix_tree_for_each_tagged (slot, root, &iter, first_index, tag) {
 		results[ret] = slot;
 		if (++ret == max_items)
 			break;
@@ -925,9 +930,8 @@ int radix_tree_tagged(struct radix_tree_root *root, unsigned int tag)
  * @max_items slot pointers from that single leaf. *@next_index says where
  * the caller's next descent starts (0 on wraparound).
  */
-static unsigned int __lookup(struct radix_tree_node *slot, void ***results,
-			     unsigned long *indices, unsigned long index,
-			     unsigned int max_items, unsigned long *next_index)
+static unsigned int __lookup(struct radix_tree_node *slot, void ***results, unsigned long *indices,
+			     unsigned long index, unsigned int max_items, unsigned long *next_index)
 {
 	unsigned int nr_found = 0;
 	unsigned int shift, height;
@@ -1070,9 +1074,9 @@ unsigned int radix_tree_gang_lookup_slot_v33(struct radix_tree_root *root, void 
 }
 
 /* __lookup() for tagged slots, testing the tag bitmaps one bit at a time. */
-static unsigned int __lookup_tag(struct radix_tree_node *slot, void ***results,
-				 unsigned long index, unsigned int max_items,
-				 unsigned long *next_index, unsigned int tag)
+static unsigned int __lookup_tag(struct radix_tree_node *slot, void ***results, unsigned long index,
+				 unsigned int max_items, unsigned long *next_index,
+				 unsigned int tag)
 {
 	unsigned int nr_found = 0;
 	unsigned int shift, height;

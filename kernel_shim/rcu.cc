@@ -75,9 +75,9 @@ long futex_wake_int(int *word, int n) {
 template <typename T>
 void atomic_max(T *p, T v) {
   T cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, false,
-                                                 __ATOMIC_SEQ_CST,
-                                                 __ATOMIC_RELAXED)) {
+  while (cur < v &&
+         !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_RELAXED)) {
   }
 }
 
@@ -229,7 +229,8 @@ void rcu_gp_run() {
   // __rcu_read_lock(): a reader whose store we miss below sees every
   // update made before this point.
   rcu_smp_mb_master();
-  unsigned long gp = __atomic_load_n(&rcu_gp_ctr, __ATOMIC_RELAXED) + RCU_GP_CTR_INC;
+  unsigned long gp =
+      __atomic_load_n(&rcu_gp_ctr, __ATOMIC_RELAXED) + RCU_GP_CTR_INC;
   __atomic_store_n(&rcu_gp_ctr, gp, __ATOMIC_SEQ_CST);
   smp_mb();
   wait_for_readers(gp);
@@ -244,7 +245,8 @@ void rcu_gp_run() {
 // running it ourselves unless another updater already has.
 void rcu_wait_gp(unsigned long target) {
   std::lock_guard<std::mutex> g(gp_lock);
-  while (__atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE) < target) rcu_gp_run();
+  while (__atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE) < target)
+    rcu_gp_run();
 }
 
 // ---- callbacks ----
@@ -254,15 +256,15 @@ struct alignas(64) CbQueue {
 };
 CbQueue cb_queues[NR_CPUS];
 
-long cb_pending;                   // queued and not yet returned
-unsigned long cb_batch_started;    // written by the callback thread only
-unsigned long cb_batch_done;       // batches fully invoked
-uint32_t cb_done_seq;              // futex word: bumped after each batch
+long cb_pending;                 // queued and not yet returned
+unsigned long cb_batch_started;  // written by the callback thread only
+unsigned long cb_batch_done;     // batches fully invoked
+uint32_t cb_done_seq;            // futex word: bumped after each batch
 int cb_barrier_waiters;
-unsigned long cb_barrier_target;   // run batches until done reaches it
-unsigned long cb_poll_target;      // start_poll_synchronize_rcu() cookies
+unsigned long cb_barrier_target;  // run batches until done reaches it
+unsigned long cb_poll_target;     // start_poll_synchronize_rcu() cookies
 bool cb_sleeping;
-uint32_t cb_wake_seq;              // futex word the callback thread sleeps on
+uint32_t cb_wake_seq;  // futex word the callback thread sleeps on
 bool cb_thread_started;
 std::mutex cb_start_lock;
 thread_local bool in_cb_thread;
@@ -284,7 +286,8 @@ void cb_wake(bool force) {
   if (!force && !__atomic_load_n(&cb_sleeping, __ATOMIC_SEQ_CST)) return;
   if (__atomic_exchange_n(&cb_sleeping, false, __ATOMIC_SEQ_CST)) {
     __atomic_fetch_add(&cb_wake_seq, 1, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, &cb_wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    syscall(SYS_futex, &cb_wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+            0);
   }
 }
 
@@ -320,7 +323,8 @@ void cb_thread_main() {
     __atomic_store_n(&cb_batch_started, batch, __ATOMIC_SEQ_CST);
     bool any = false;
     for (int cpu = 0; cpu < NR_CPUS; cpu++) {
-      lists[cpu] = __atomic_exchange_n(&cb_queues[cpu].head, nullptr, __ATOMIC_SEQ_CST);
+      lists[cpu] =
+          __atomic_exchange_n(&cb_queues[cpu].head, nullptr, __ATOMIC_SEQ_CST);
       any |= lists[cpu] != nullptr;
     }
     if (any) {
@@ -338,12 +342,14 @@ void cb_thread_main() {
       }
     } else {
       unsigned long poll = __atomic_load_n(&cb_poll_target, __ATOMIC_SEQ_CST);
-      if (poll > __atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE)) rcu_wait_gp(poll);
+      if (poll > __atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE))
+        rcu_wait_gp(poll);
     }
     __atomic_store_n(&cb_batch_done, batch, __ATOMIC_SEQ_CST);
     __atomic_fetch_add(&cb_done_seq, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&cb_barrier_waiters, __ATOMIC_SEQ_CST) > 0)
-      syscall(SYS_futex, &cb_done_seq, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+      syscall(SYS_futex, &cb_done_seq, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+              nullptr, 0);
     if (any) continue;
     // Sleep until call_rcu(), rcu_barrier() or a poll request wakes us.
     uint32_t seq = __atomic_load_n(&cb_wake_seq, __ATOMIC_SEQ_CST);
@@ -352,7 +358,8 @@ void cb_thread_main() {
       __atomic_store_n(&cb_sleeping, false, __ATOMIC_SEQ_CST);
       continue;
     }
-    syscall(SYS_futex, &cb_wake_seq, FUTEX_WAIT_PRIVATE, seq, nullptr, nullptr, 0);
+    syscall(SYS_futex, &cb_wake_seq, FUTEX_WAIT_PRIVATE, seq, nullptr, nullptr,
+            0);
   }
 }
 
@@ -466,15 +473,17 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func) {
   struct rcu_head *old = __atomic_load_n(&q.head, __ATOMIC_RELAXED);
   do {
     head->next = old;
-  } while (!__atomic_compare_exchange_n(&q.head, &old, head, true, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_RELAXED));
+  } while (!__atomic_compare_exchange_n(&q.head, &old, head, true,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
   cb_thread_ensure();
   // The push above and the load of cb_sleeping are seq_cst: pairs with the
   // callback thread's store of cb_sleeping and its re-check of the queues.
   cb_wake(false);
 }
 
-void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func) { call_rcu(head, func); }
+void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func) {
+  call_rcu(head, func);
+}
 
 void rcu_barrier(void) {
   might_sleep();
@@ -488,7 +497,8 @@ void rcu_barrier(void) {
   if (__atomic_load_n(&cb_pending, __ATOMIC_ACQUIRE) == 0) return;
   // Every callback queued before this point is taken by the batch after
   // the one the thread has started (or by an earlier one): wait for it.
-  unsigned long target = __atomic_load_n(&cb_batch_started, __ATOMIC_SEQ_CST) + 1;
+  unsigned long target =
+      __atomic_load_n(&cb_batch_started, __ATOMIC_SEQ_CST) + 1;
   atomic_max(&cb_barrier_target, target);
   __atomic_fetch_add(&cb_barrier_waiters, 1, __ATOMIC_SEQ_CST);
   cb_thread_ensure();
@@ -496,7 +506,8 @@ void rcu_barrier(void) {
   for (;;) {
     uint32_t seq = __atomic_load_n(&cb_done_seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&cb_batch_done, __ATOMIC_SEQ_CST) >= target) break;
-    syscall(SYS_futex, &cb_done_seq, FUTEX_WAIT_PRIVATE, seq, nullptr, nullptr, 0);
+    syscall(SYS_futex, &cb_done_seq, FUTEX_WAIT_PRIVATE, seq, nullptr, nullptr,
+            0);
   }
   __atomic_fetch_sub(&cb_barrier_waiters, 1, __ATOMIC_SEQ_CST);
 }

@@ -29,71 +29,87 @@
 
 #include "workqueue_internal.h"
 
-namespace uk {
+namespace uk
+{
 
 __thread struct task_struct *tls_current __attribute__((tls_model("initial-exec"))) = nullptr;
 void (*sched_flush_plug_hook)(struct task_struct *tsk) = nullptr;
 
-namespace {
+namespace
+{
 
-std::atomic<long> live_tasks{0};
+std::atomic<long> live_tasks{ 0 };
 pthread_key_t task_key;
 pthread_once_t task_key_once = PTHREAD_ONCE_INIT;
 
 // Runs at thread exit (after C++ thread_local destructors, which may still
 // use current). A task recreated by a later destructor is released by
 // pthread's next destructor round.
-void task_exit(void *arg) {
-  struct task_struct *p = static_cast<struct task_struct *>(arg);
-  p->flags |= PF_EXITING;
-  if (tls_current == p) tls_current = nullptr;
-  put_task_struct(p);
+void task_exit(void *arg)
+{
+	struct task_struct *p = static_cast<struct task_struct *>(arg);
+	p->flags |= PF_EXITING;
+	if (tls_current == p)
+		tls_current = nullptr;
+	put_task_struct(p);
 }
 
-void task_key_init() { pthread_key_create(&task_key, task_exit); }
-
-inline uint32_t *state_word(struct task_struct *p) {
-  return reinterpret_cast<uint32_t *>(&p->__state);
+void task_key_init()
+{
+	pthread_key_create(&task_key, task_exit);
 }
 
-long futex_wait_word(uint32_t *w, uint32_t val) {
-  return syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, nullptr, nullptr, 0);
+inline uint32_t *state_word(struct task_struct *p)
+{
+	return reinterpret_cast<uint32_t *>(&p->__state);
 }
 
-long futex_wake_word(uint32_t *w) {
-  return syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+long futex_wait_word(uint32_t *w, uint32_t val)
+{
+	return syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, nullptr, nullptr, 0);
 }
 
-}  // namespace
-
-struct task_struct *task_create_current(void) {
-  pthread_once(&task_key_once, task_key_init);
-  struct task_struct *p = new task_struct();
-  p->__state = TASK_RUNNING;
-  p->pid = static_cast<pid_t>(syscall(SYS_gettid));
-  p->tgid = getpid();
-  atomic_set(&p->usage, 1);
-  p->timer_slack_ns = 50000;
-  if (pthread_getname_np(pthread_self(), p->comm, sizeof(p->comm)) != 0)
-    snprintf(p->comm, sizeof(p->comm), "task-%d", p->pid);
-  live_tasks.fetch_add(1, std::memory_order_relaxed);
-  tls_current = p;
-  pthread_setspecific(task_key, p);
-  return p;
+long futex_wake_word(uint32_t *w)
+{
+	return syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
-bool wait_task_blocked(const struct task_struct *p, int timeout_ms) {
-  const uint64_t deadline = host_clock_ns() + static_cast<uint64_t>(timeout_ms) * 1000000ULL;
-  while (!task_is_blocked(p)) {
-    if (host_clock_ns() > deadline) return false;
-    sched_yield();
-  }
-  return true;
+} // namespace
+
+struct task_struct *task_create_current(void)
+{
+	pthread_once(&task_key_once, task_key_init);
+	struct task_struct *p = new task_struct();
+	p->__state = TASK_RUNNING;
+	p->pid = static_cast<pid_t>(syscall(SYS_gettid));
+	p->tgid = getpid();
+	atomic_set(&p->usage, 1);
+	p->timer_slack_ns = 50000;
+	if (pthread_getname_np(pthread_self(), p->comm, sizeof(p->comm)) != 0)
+		snprintf(p->comm, sizeof(p->comm), "task-%d", p->pid);
+	live_tasks.fetch_add(1, std::memory_order_relaxed);
+	tls_current = p;
+	pthread_setspecific(task_key, p);
+	return p;
 }
 
-long nr_tasks(void) { return live_tasks.load(std::memory_order_relaxed); }
+bool wait_task_blocked(const struct task_struct *p, int timeout_ms)
+{
+	const uint64_t deadline = host_clock_ns() + static_cast<uint64_t>(timeout_ms) * 1000000ULL;
+	while (!task_is_blocked(p)) {
+		if (host_clock_ns() > deadline)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
 
-}  // namespace uk
+long nr_tasks(void)
+{
+	return live_tasks.load(std::memory_order_relaxed);
+}
+
+} // namespace uk
 
 void __put_task_struct(struct task_struct *t)
 {
@@ -313,7 +329,8 @@ long schedule_timeout_idle(long timeout)
 
 /* Signals (kernel/signal.c, reduced to what sleepers observe). */
 
-namespace uk {
+namespace uk
+{
 
 int task_send_signal(struct task_struct *p, int sig)
 {

@@ -36,8 +36,10 @@ struct kmem_cache {
 	int index; /* counter slot */
 };
 
-namespace uk {
-namespace {
+namespace uk
+{
+namespace
+{
 
 constexpr int kMaxCaches = 512;
 constexpr int kKmallocSlot = 0;
@@ -49,68 +51,77 @@ constexpr int kMagSize = 16;
 #endif
 
 struct Magazine {
-  int n;
-  void *obj[kMagSize > 0 ? kMagSize : 1];
+	int n;
+	void *obj[kMagSize > 0 ? kMagSize : 1];
 };
 
 struct Counters {
-  long freed[kMaxCaches];
-  long total[kMaxCaches];
-  Magazine mag[kMagSize > 0 ? kMaxCaches : 1];
+	long freed[kMaxCaches];
+	long total[kMaxCaches];
+	Magazine mag[kMagSize > 0 ? kMaxCaches : 1];
 };
 
-class CounterRegistry {
- public:
-  std::mutex mu;
-  std::vector<Counters *> threads;
-  struct {
-    long freed[kMaxCaches];
-    long total[kMaxCaches];
-  } exited{};
-  bool used[kMaxCaches] = {true};  // slot 0: kmalloc
+class CounterRegistry
+{
+      public:
+	std::mutex mu;
+	std::vector<Counters *> threads;
+	struct {
+		long freed[kMaxCaches];
+		long total[kMaxCaches];
+	} exited{};
+	bool used[kMaxCaches] = { true }; // slot 0: kmalloc
 
-  int Claim() {
-    std::lock_guard<std::mutex> g(mu);
-    for (int i = 1; i < kMaxCaches; i++) {
-      if (!used[i]) {
-        used[i] = true;
-        for (Counters *c : threads) {
-          __atomic_store_n(&c->freed[i], 0, __ATOMIC_RELAXED);
-          __atomic_store_n(&c->total[i], 0, __ATOMIC_RELAXED);
-        }
-        exited.freed[i] = exited.total[i] = 0;
-        return i;
-      }
-    }
-    return -1;
-  }
+	int Claim()
+	{
+		std::lock_guard<std::mutex> g(mu);
+		for (int i = 1; i < kMaxCaches; i++) {
+			if (!used[i]) {
+				used[i] = true;
+				for (Counters *c : threads) {
+					__atomic_store_n(&c->freed[i], 0, __ATOMIC_RELAXED);
+					__atomic_store_n(&c->total[i], 0, __ATOMIC_RELAXED);
+				}
+				exited.freed[i] = exited.total[i] = 0;
+				return i;
+			}
+		}
+		return -1;
+	}
 
-  void Release(int i) {
-    std::lock_guard<std::mutex> g(mu);
-    used[i] = false;
-  }
+	void Release(int i)
+	{
+		std::lock_guard<std::mutex> g(mu);
+		used[i] = false;
+	}
 
-  // Objects ever allocated (total) or live ones (allocated - freed).
-  long Sum(int i, bool total) {
-    std::lock_guard<std::mutex> g(mu);
-    long s = exited.total[i] - (total ? 0 : exited.freed[i]);
-    for (Counters *c : threads) {
-      s += __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
-      if (!total) s -= __atomic_load_n(&c->freed[i], __ATOMIC_RELAXED);
-    }
-    return s;
-  }
+	// Objects ever allocated (total) or live ones (allocated - freed).
+	long Sum(int i, bool total)
+	{
+		std::lock_guard<std::mutex> g(mu);
+		long s = exited.total[i] - (total ? 0 : exited.freed[i]);
+		for (Counters *c : threads) {
+			s += __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
+			if (!total)
+				s -= __atomic_load_n(&c->freed[i], __ATOMIC_RELAXED);
+		}
+		return s;
+	}
 };
 
-CounterRegistry &registry() {
-  static CounterRegistry *r = new CounterRegistry;  // outlives every thread
-  return *r;
+CounterRegistry &registry()
+{
+	static CounterRegistry *r = new CounterRegistry; // outlives every thread
+	return *r;
 }
 
 void backend_free(void *p, size_t size);
 
 // The size backend_free() is told for an object of @s (0: unknown).
-inline size_t free_size(const struct kmem_cache *s) { return s->align > 16 ? 0 : s->object_size; }
+inline size_t free_size(const struct kmem_cache *s)
+{
+	return s->align > 16 ? 0 : s->object_size;
+}
 
 // Magazines hold objects of caches that no longer exist only until the
 // destroy that flushes them; caches are looked up here for the flush.
@@ -119,139 +130,173 @@ struct kmem_cache *cache_by_slot[kMaxCaches];
 // Empties @c's magazine for @slot. Called with the registry lock held, by
 // the owning thread at exit or by kmem_cache_destroy() (when, by the
 // kernel's rules, no thread uses the cache any more).
-void flush_magazine(Counters *c, int slot) {
-  Magazine &m = c->mag[slot];
-  for (int i = 0; i < m.n; i++) backend_free(m.obj[i], free_size(cache_by_slot[slot]));
-  m.n = 0;
+void flush_magazine(Counters *c, int slot)
+{
+	Magazine &m = c->mag[slot];
+	for (int i = 0; i < m.n; i++)
+		backend_free(m.obj[i], free_size(cache_by_slot[slot]));
+	m.n = 0;
 }
 
 struct ThreadCounters {
-  Counters *c;
-  ThreadCounters() : c(new Counters{}) {
-    CounterRegistry &r = registry();
-    std::lock_guard<std::mutex> g(r.mu);
-    r.threads.push_back(c);
-  }
-  ~ThreadCounters();
+	Counters *c;
+	ThreadCounters() : c(new Counters{})
+	{
+		CounterRegistry &r = registry();
+		std::lock_guard<std::mutex> g(r.mu);
+		r.threads.push_back(c);
+	}
+	~ThreadCounters();
 };
 
-thread_local Counters *tls_ctr;  // trivial TLS: no guard on the fast path
+thread_local Counters *tls_ctr; // trivial TLS: no guard on the fast path
 thread_local bool tls_ctr_dead;
 
-ThreadCounters::~ThreadCounters() {
-  CounterRegistry &r = registry();
-  std::lock_guard<std::mutex> g(r.mu);
-  for (int i = 0; i < kMaxCaches; i++) {
-    r.exited.freed[i] += c->freed[i];
-    r.exited.total[i] += c->total[i];
-    if (kMagSize > 0 && c->mag[i].n) flush_magazine(c, i);
-  }
-  for (size_t i = 0; i < r.threads.size(); i++) {
-    if (r.threads[i] == c) {
-      r.threads[i] = r.threads.back();
-      r.threads.pop_back();
-      break;
-    }
-  }
-  delete c;
-  tls_ctr = nullptr;
-  tls_ctr_dead = true;
+ThreadCounters::~ThreadCounters()
+{
+	CounterRegistry &r = registry();
+	std::lock_guard<std::mutex> g(r.mu);
+	for (int i = 0; i < kMaxCaches; i++) {
+		r.exited.freed[i] += c->freed[i];
+		r.exited.total[i] += c->total[i];
+		if (kMagSize > 0 && c->mag[i].n)
+			flush_magazine(c, i);
+	}
+	for (size_t i = 0; i < r.threads.size(); i++) {
+		if (r.threads[i] == c) {
+			r.threads[i] = r.threads.back();
+			r.threads.pop_back();
+			break;
+		}
+	}
+	delete c;
+	tls_ctr = nullptr;
+	tls_ctr_dead = true;
 }
 
-noinline Counters *counters_slow() {
-  if (tls_ctr_dead) return nullptr;  // called from a later TLS destructor
-  static thread_local ThreadCounters holder;
-  tls_ctr = holder.c;
-  return tls_ctr;
+noinline Counters *counters_slow()
+{
+	if (tls_ctr_dead)
+		return nullptr; // called from a later TLS destructor
+	static thread_local ThreadCounters holder;
+	tls_ctr = holder.c;
+	return tls_ctr;
 }
 
-inline Counters *counters() {
-  Counters *c = tls_ctr;
-  return likely(c != nullptr) ? c : counters_slow();
+inline Counters *counters()
+{
+	Counters *c = tls_ctr;
+	return likely(c != nullptr) ? c : counters_slow();
 }
 
-inline void count(Counters *c, int slot, long delta) {
-  if (unlikely(c == nullptr)) {  // thread exiting: straight to the totals
-    CounterRegistry &r = registry();
-    std::lock_guard<std::mutex> g(r.mu);
-    if (delta > 0)
-      r.exited.total[slot] += delta;
-    else
-      r.exited.freed[slot] -= delta;
-    return;
-  }
-  // One update per call: allocations go to total[], frees to freed[]
-  // (live = total - freed), so alloc and free do not chain on one word.
-  long *w = delta > 0 ? &c->total[slot] : &c->freed[slot];
-  __atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) + (delta > 0 ? delta : -delta),
-                   __ATOMIC_RELAXED);
+inline void count(Counters *c, int slot, long delta)
+{
+	if (unlikely(c == nullptr)) { // thread exiting: straight to the totals
+		CounterRegistry &r = registry();
+		std::lock_guard<std::mutex> g(r.mu);
+		if (delta > 0)
+			r.exited.total[slot] += delta;
+		else
+			r.exited.freed[slot] -= delta;
+		return;
+	}
+	// One update per call: allocations go to total[], frees to freed[]
+	// (live = total - freed), so alloc and free do not chain on one word.
+	long *w = delta > 0 ? &c->total[slot] : &c->freed[slot];
+	__atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) + (delta > 0 ? delta : -delta),
+			 __ATOMIC_RELAXED);
 }
 
-inline void count(int slot, long delta) { count(counters(), slot, delta); }
+inline void count(int slot, long delta)
+{
+	count(counters(), slot, delta);
+}
 
-inline void *backend_alloc(size_t size, size_t align, bool zero) {
+inline void *backend_alloc(size_t size, size_t align, bool zero)
+{
 #ifdef UKERN_JEMALLOC
-  // malloc()/calloc() are jemalloc's inlined fast paths; mallocx() is not.
-  if (likely(align <= 16)) return zero ? calloc(1, size) : malloc(size);
-  return mallocx(size, MALLOCX_ALIGN(align) | (zero ? MALLOCX_ZERO : 0));
+	// malloc()/calloc() are jemalloc's inlined fast paths; mallocx() is not.
+	if (likely(align <= 16))
+		return zero ? calloc(1, size) : malloc(size);
+	return mallocx(size, MALLOCX_ALIGN(align) | (zero ? MALLOCX_ZERO : 0));
 #else
-  void *p;
-  if (align > 16) {
-    if (posix_memalign(&p, align, size) != 0) return nullptr;
-    if (zero) memset(p, 0, size);
-  } else {
-    p = zero ? calloc(1, size) : malloc(size);
-  }
-  return p;
+	void *p;
+	if (align > 16) {
+		if (posix_memalign(&p, align, size) != 0)
+			return nullptr;
+		if (zero)
+			memset(p, 0, size);
+	} else {
+		p = zero ? calloc(1, size) : malloc(size);
+	}
+	return p;
 #endif
 }
 
-void backend_free(void *p, size_t size) {
+void backend_free(void *p, size_t size)
+{
 #ifdef UKERN_JEMALLOC
-  // sdallocx() has a sized fast path; free() is the fast unsized one.
-  if (size)
-    sdallocx(p, size, 0);
-  else
-    free(p);
+	// sdallocx() has a sized fast path; free() is the fast unsized one.
+	if (size)
+		sdallocx(p, size, 0);
+	else
+		free(p);
 #else
-  (void)size;
-  free(p);
+	(void)size;
+	free(p);
 #endif
 }
 
-inline size_t backend_usable(const void *p) {
+inline size_t backend_usable(const void *p)
+{
 #ifdef UKERN_JEMALLOC
-  return sallocx(const_cast<void *>(p), 0);
+	return sallocx(const_cast<void *>(p), 0);
 #else
-  return malloc_usable_size(const_cast<void *>(p));
+	return malloc_usable_size(const_cast<void *>(p));
 #endif
 }
 
-inline void check_gfp(gfp_t flags) {
-  // Only the context test is inline; the report is might_sleep()'s.
-  if (gfpflags_allow_blocking(flags) && unlikely(preempt_count() != 0 || irqs_disabled()))
-    might_sleep();
+inline void check_gfp(gfp_t flags)
+{
+	// Only the context test is inline; the report is might_sleep()'s.
+	if (gfpflags_allow_blocking(flags) && unlikely(preempt_count() != 0 || irqs_disabled()))
+		might_sleep();
 }
 
 // failslab armed at all? (the cheap test before the out-of-line one)
-inline bool failslab_armed() {
-  return unlikely(atomic_read(&failslab.times) != 0 && READ_ONCE(failslab.probability) != 0);
+inline bool failslab_armed()
+{
+	return unlikely(atomic_read(&failslab.times) != 0 && READ_ONCE(failslab.probability) != 0);
 }
 
-}  // namespace
+} // namespace
 
-long slab_nr_allocated(struct kmem_cache *s) { return registry().Sum(s->index, false); }
-long slab_nr_tallocated(struct kmem_cache *s) { return registry().Sum(s->index, true); }
-long kmalloc_nr_allocated() { return registry().Sum(kKmallocSlot, false); }
-const char *kmem_cache_name(struct kmem_cache *s) { return s->name.c_str(); }
-
-long slab_total_allocated() {
-  long s = 0;
-  for (int i = 0; i < kMaxCaches; i++) s += registry().Sum(i, false);
-  return s;
+long slab_nr_allocated(struct kmem_cache *s)
+{
+	return registry().Sum(s->index, false);
+}
+long slab_nr_tallocated(struct kmem_cache *s)
+{
+	return registry().Sum(s->index, true);
+}
+long kmalloc_nr_allocated()
+{
+	return registry().Sum(kKmallocSlot, false);
+}
+const char *kmem_cache_name(struct kmem_cache *s)
+{
+	return s->name.c_str();
 }
 
-}  // namespace uk
+long slab_total_allocated()
+{
+	long s = 0;
+	for (int i = 0; i < kMaxCaches; i++)
+		s += registry().Sum(i, false);
+	return s;
+}
+
+} // namespace uk
 
 struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
 				     slab_flags_t flags, void (*ctor)(void *))

@@ -24,26 +24,28 @@
 #define MAX_SOFTIRQ_RESTART 10
 
 const char *const softirq_to_name[NR_SOFTIRQS] = {
-	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+	"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+	"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
 };
 
-namespace {
+namespace
+{
 
 struct softirq_action softirq_vec[NR_SOFTIRQS];
 
 struct alignas(64) SoftirqCpu {
-	std::atomic<u32> pending{0};
+	std::atomic<u32> pending{ 0 };
 	/* A run is queued on the CPU model's deferred interrupt work. */
-	std::atomic<bool> exit_queued{false};
+	std::atomic<bool> exit_queued{ false };
 	/* ksoftirqd */
-	std::atomic<u32> kick{0};
-	std::atomic<bool> sleeping{false};
-	std::atomic<int> thread_state{0};
+	std::atomic<u32> kick{ 0 };
+	std::atomic<bool> sleeping{ false };
+	std::atomic<int> thread_state{ 0 };
 	std::atomic<unsigned int> counts[NR_SOFTIRQS];
 };
 
 SoftirqCpu softirq_cpus[NR_CPUS];
-std::atomic<bool> threads_enabled{true};
+std::atomic<bool> threads_enabled{ true };
 
 void ksoftirqd_thread(int cpu);
 
@@ -350,7 +352,8 @@ void tasklet_kill(struct tasklet_struct *t)
 	clear_bit(TASKLET_STATE_SCHED, &t->state);
 }
 
-namespace uk {
+namespace uk
+{
 
 void softirq_run_pending(int cpu)
 {

@@ -29,7 +29,10 @@ void rwlock_read_slow(rwlock_t *l) {
                                       std::memory_order_acquire,
                                       std::memory_order_relaxed))
       return;
-    if (i > 100) sched_yield(); else cpu_pause();
+    if (i > 100)
+      sched_yield();
+    else
+      cpu_pause();
   }
 }
 
@@ -45,7 +48,10 @@ void rwlock_write_slow(rwlock_t *l) {
     }
     if (!(c & __UK_RW_WAITING))
       l->cnts.fetch_or(__UK_RW_WAITING, std::memory_order_relaxed);
-    if (i > 100) sched_yield(); else cpu_pause();
+    if (i > 100)
+      sched_yield();
+    else
+      cpu_pause();
   }
 }
 

@@ -16,7 +16,8 @@
 
 #include "clock_internal.h"
 
-namespace {
+namespace
+{
 
 struct timer_base {
 	std::mutex lock;
@@ -220,8 +221,8 @@ int __timer_delete(struct timer_list *timer, bool shutdown)
 
 } // namespace
 
-void init_timer_key(struct timer_list *timer, void (*func)(struct timer_list *),
-		    unsigned int flags, const char *name, void *key)
+void init_timer_key(struct timer_list *timer, void (*func)(struct timer_list *), unsigned int flags,
+		    const char *name, void *key)
 {
 	timer->node.expires = 0;
 	timer->node.seq = 0;
@@ -313,7 +314,8 @@ int timer_shutdown_sync(struct timer_list *timer)
 	return __timer_delete_sync(timer, true);
 }
 
-namespace uk {
+namespace uk
+{
 
 bool timer_peek(int cpu, s64 *expires, u64 *seq)
 {

@@ -54,27 +54,27 @@ static constexpr int kMaxIdleWorkers = 2;
 
 struct worker_pool {
 	raw_spinlock_t lock;
-	int cpu;			/* -1: unbound */
+	int cpu; /* -1: unbound */
 	int id;
 	bool highpri;
 	struct list_head worklist;
 	int nr_workers;
 	int nr_idle;
-	int nr_creating;		/* threads started, not yet registered */
-	int nr_running;			/* concurrency-managed running workers */
+	int nr_creating; /* threads started, not yet registered */
+	int nr_running;	 /* concurrency-managed running workers */
 	int next_worker_id;
 	struct list_head idle_list;
-	struct list_head workers;	/* every worker, to find executing work */
+	struct list_head workers; /* every worker, to find executing work */
 };
 
 struct worker {
-	struct list_head node;		/* on pool->workers */
-	struct list_head idle_entry;	/* on pool->idle_list while idle */
+	struct list_head node;	     /* on pool->workers */
+	struct list_head idle_entry; /* on pool->idle_list while idle */
 	struct work_struct *current_work;
 	work_func_t current_func;
 	struct pool_workqueue *current_pwq;
 	unsigned int current_color;
-	struct list_head scheduled;	/* works (and linked barriers) to run */
+	struct list_head scheduled; /* works (and linked barriers) to run */
 	struct task_struct *task;
 	struct worker_pool *pool;
 	unsigned int flags;
@@ -85,19 +85,19 @@ struct worker {
 struct alignas(1 << WORK_STRUCT_PWQ_SHIFT) pool_workqueue {
 	struct worker_pool *pool;
 	struct workqueue_struct *wq;
-	int nr_active;			/* pool lock */
-	int max_active;			/* pool lock */
+	int nr_active;	/* pool lock */
+	int max_active; /* pool lock */
 	struct list_head inactive_works;
 };
 
 struct workqueue_struct {
-	unsigned int flags;		/* WQ_* and __WQ_*; READ_ONCE outside mutex */
+	unsigned int flags; /* WQ_* and __WQ_*; READ_ONCE outside mutex */
 	int saved_max_active;
 	struct pool_workqueue *cpu_pwq[NR_CPUS];
 	struct pool_workqueue *dfl_pwq;
-	struct mutex mutex;		/* drainers, max_active */
-	struct mutex flush_mutex;	/* one flusher at a time */
-	unsigned int work_color;	/* colour new work gets */
+	struct mutex mutex;	  /* drainers, max_active */
+	struct mutex flush_mutex; /* one flusher at a time */
+	unsigned int work_color;  /* colour new work gets */
 	atomic_t nr_in_flight[WORK_NR_COLORS];
 	wait_queue_head_t flush_wait;
 	int nr_drainers;
@@ -149,7 +149,8 @@ static inline void set_work_data(struct work_struct *work, unsigned long data)
 static void set_work_pwq(struct work_struct *work, struct pool_workqueue *pwq,
 			 unsigned long extra_flags)
 {
-	set_work_data(work, (unsigned long)pwq | WORK_STRUCT_PENDING | WORK_STRUCT_PWQ | extra_flags);
+	set_work_data(work,
+		      (unsigned long)pwq | WORK_STRUCT_PENDING | WORK_STRUCT_PWQ | extra_flags);
 }
 
 static void set_work_pool_and_keep_pending(struct work_struct *work, int pool_id)
@@ -167,7 +168,8 @@ static void set_work_pool_and_clear_pending(struct work_struct *work, int pool_i
 	 * so that a queuer either sees PENDING set or the function sees its
 	 * updates.
 	 */
-	atomic_long_set_release(&work->data, (long)((unsigned long)pool_id << WORK_OFFQ_POOL_SHIFT));
+	atomic_long_set_release(&work->data,
+				(long)((unsigned long)pool_id << WORK_OFFQ_POOL_SHIFT));
 	smp_mb();
 }
 
@@ -340,7 +342,7 @@ static struct worker *find_worker_executing_work(struct worker_pool *pool, struc
 {
 	struct worker *worker;
 
-	list_for_each_entry(worker, &pool->workers, node)
+	list_for_each_entry (worker, &pool->workers, node)
 		if (worker->current_work == work && worker->current_func == work->func)
 			return worker;
 	return nullptr;
@@ -415,7 +417,8 @@ static bool pwq_dec_nr_in_flight(struct pool_workqueue *pwq, unsigned long work_
 	/* Fully ordered: the item's effects are visible before a flusher sees
 	 * the count drop; the barrier before waitqueue_active() pairs with
 	 * set_current_state() in the flusher's wait_event(). */
-	if (atomic_dec_and_test(&pwq->wq->nr_in_flight[color]) && waitqueue_active(&pwq->wq->flush_wait))
+	if (atomic_dec_and_test(&pwq->wq->nr_in_flight[color]) &&
+	    waitqueue_active(&pwq->wq->flush_wait))
 		wake_up_all(&pwq->wq->flush_wait);
 	return create;
 }
@@ -505,10 +508,11 @@ static void *worker_thread(void *arg)
 	nr_live_workers.fetch_add(1, std::memory_order_relaxed);
 
 	if (pool->cpu >= 0)
-		snprintf(name, sizeof(name), "kworker/%d:%d%s", pool->cpu, worker->id, pool_tag(pool));
+		snprintf(name, sizeof(name), "kworker/%d:%d%s", pool->cpu, worker->id,
+			 pool_tag(pool));
 	else
 		snprintf(name, sizeof(name), "kworker/u:%d%s", worker->id, pool_tag(pool));
-	name[TASK_COMM_LEN - 1] = '\0';	/* comm and pthread names: 15 chars */
+	name[TASK_COMM_LEN - 1] = '\0'; /* comm and pthread names: 15 chars */
 	set_task_comm(task, name);
 	pthread_setname_np(pthread_self(), name);
 
@@ -520,8 +524,8 @@ static void *worker_thread(void *arg)
 			/* this worker runs work: it counts as running */
 			worker_clr_flags(worker, WORKER_PREP);
 			do {
-				struct work_struct *work =
-					list_first_entry(&pool->worklist, struct work_struct, entry);
+				struct work_struct *work = list_first_entry(
+					&pool->worklist, struct work_struct, entry);
 
 				if (assign_work(work, worker, nullptr))
 					process_scheduled_works(worker);
@@ -1099,7 +1103,8 @@ static int wq_clamp_max_active(int max_active, unsigned int flags, const char *n
 {
 	(void)flags;
 	if (max_active < 1 || max_active > WQ_MAX_ACTIVE)
-		pr_warn("workqueue: max_active %d requested for %s is out of range, clamping between %d and %d\n",
+		pr_warn("workqueue: max_active %d requested for %s is out of range, clamping "
+			"between %d and %d\n",
 			max_active, name, 1, (int)WQ_MAX_ACTIVE);
 	return clamp_val(max_active, 1, (int)WQ_MAX_ACTIVE);
 }
@@ -1288,12 +1293,14 @@ __attribute__((constructor)) static void workqueue_init_early(void)
 	system_unbound_wq = alloc_workqueue("events_unbound", WQ_UNBOUND, WQ_MAX_ACTIVE);
 	system_dfl_wq = system_unbound_wq;
 	system_freezable_wq = alloc_workqueue("events_freezable", WQ_FREEZABLE, 0);
-	system_power_efficient_wq = alloc_workqueue("events_power_efficient", WQ_POWER_EFFICIENT, 0);
-	system_freezable_power_efficient_wq =
-		alloc_workqueue("events_freezable_pwr_efficient", WQ_FREEZABLE | WQ_POWER_EFFICIENT, 0);
+	system_power_efficient_wq =
+		alloc_workqueue("events_power_efficient", WQ_POWER_EFFICIENT, 0);
+	system_freezable_power_efficient_wq = alloc_workqueue("events_freezable_pwr_efficient",
+							      WQ_FREEZABLE | WQ_POWER_EFFICIENT, 0);
 }
 
-namespace uk {
+namespace uk
+{
 
 int wq_nr_workers(void)
 {

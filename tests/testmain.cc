@@ -22,9 +22,11 @@ class KernelStateListener : public ::testing::EmptyTestEventListener {
   }
 
   void OnTestEnd(const ::testing::TestInfo &info) override {
-    long warns = __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED) - warns_at_start_;
+    long warns =
+        __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED) - warns_at_start_;
     if (warns != 0 && !allow_warnings)
-      ADD_FAILURE() << info.name() << ": the kernel code WARNed " << warns << " time(s)";
+      ADD_FAILURE() << info.name() << ": the kernel code WARNed " << warns
+                    << " time(s)";
     EXPECT_EQ(preempt_count(), 0) << "test left preemption disabled";
     EXPECT_FALSE(irqs_disabled()) << "test left interrupts disabled";
   }

@@ -24,7 +24,8 @@
 #define UK_EXPORT extern "C" __attribute__((visibility("default")))
 #define AIO_RING_MAGIC 0xa10a10a1
 
-namespace {
+namespace
+{
 
 struct aio_ring_hdr {
 	unsigned id, nr, head, tail, magic, compat_features, incompat_features, header_length;
@@ -40,8 +41,7 @@ bool ring_is_empty(io_context_t ctx, struct timespec *timeout)
 		return false;
 	if (copy_from_user(&ts, timeout, sizeof(ts)) || ts.tv_sec != 0 || ts.tv_nsec != 0)
 		return false;
-	if (copy_from_user(&h, ctx, sizeof(h)) || h.magic != AIO_RING_MAGIC ||
-	    ((uintptr_t)ctx & 3))
+	if (copy_from_user(&h, ctx, sizeof(h)) || h.magic != AIO_RING_MAGIC || ((uintptr_t)ctx & 3))
 		return false;
 	return __atomic_load_n(&((struct aio_ring_hdr *)ctx)->head, __ATOMIC_RELAXED) ==
 	       __atomic_load_n(&((struct aio_ring_hdr *)ctx)->tail, __ATOMIC_ACQUIRE);
@@ -69,7 +69,7 @@ void make_devices()
 		       devices_err);
 }
 
-}  // namespace
+} // namespace
 
 /* Hooks for interpose.c (hidden by the version script). */
 extern "C" int ukern_preload_open(const char *path, int flags)

@@ -32,7 +32,8 @@
 
 #include "benchmain.h"
 
-namespace {
+namespace
+{
 
 using namespace uk::aio;
 
@@ -89,7 +90,9 @@ long HostGetevents(aio_context_t c, long a, long b, struct io_event *e, struct t
 const Ops kHost = { HostSetup, HostDestroy, HostSubmit, HostGetevents };
 const Ops kUkern = { [](unsigned n, aio_context_t *c) { return ukern_io_setup(n, c); },
 		     [](aio_context_t c) { return ukern_io_destroy(c); },
-		     [](aio_context_t c, long n, struct iocb **p) { return ukern_io_submit(c, n, p); },
+		     [](aio_context_t c, long n, struct iocb **p) {
+			     return ukern_io_submit(c, n, p);
+		     },
 		     [](aio_context_t c, long a, long b, struct io_event *e, struct timespec *t) {
 			     return ukern_io_getevents(c, a, b, e, t);
 		     } };
@@ -121,9 +124,9 @@ void WholePath(benchmark::State &state, const Ops &ops, int fd)
 	}
 	ops.destroy(ctx);
 	state.SetItemsProcessed(state.iterations() * batch);
-	state.counters["ns_per_op"] = benchmark::Counter(
-		(double)state.iterations() * batch,
-		benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+	state.counters["ns_per_op"] =
+		benchmark::Counter((double)state.iterations() * batch,
+				   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_WholePath_ukern_null(benchmark::State &s)
@@ -202,7 +205,8 @@ void BM_PerThreadCtx(benchmark::State &state, LookupMode mode)
 					std::this_thread::yield();
 				for (long i = 0; i < per; i++) {
 					seed = seed * 1103515245 + 12345;
-					Prep(&cb, NullFd(), buf, sizeof(buf), (seed % 256) * 1024, seed & 1);
+					Prep(&cb, NullFd(), buf, sizeof(buf), (seed % 256) * 1024,
+					     seed & 1);
 					if (ukern_io_submit(ctx, 1, cbs) != 1 ||
 					    ukern_io_getevents(ctx, 1, 1, &ev, nullptr) != 1)
 						fail = true;
@@ -224,7 +228,9 @@ void BM_PerThreadCtx(benchmark::State &state, LookupMode mode)
 		state.SetIterationTime(s);
 		if (fail)
 			state.SkipWithError("I/O failed");
-		const char *m = mode == LookupMode::kList ? "list" : mode == LookupMode::kRadix ? "radix" : "table";
+		const char *m = mode == LookupMode::kList    ? "list"
+				: mode == LookupMode::kRadix ? "radix"
+							     : "table";
 		Record(std::string(m) + "/" + std::to_string(nthreads), s * 1e9 / (per * nthreads));
 		state.counters["ns_per_io"] = s * 1e9 / (per * nthreads);
 	}
@@ -307,7 +313,8 @@ void BM_Sharing(benchmark::State &state, bool after, bool shared)
 		double ns = SharedRun(shared);
 		state.SetIterationTime(ns * TotalIos() / 1e9);
 		state.counters["ns_per_io"] = ns;
-		Record(std::string(after ? "after" : "before") + (shared ? "/shared" : "/private"), ns);
+		Record(std::string(after ? "after" : "before") + (shared ? "/shared" : "/private"),
+		       ns);
 	}
 	aio_reqs_mode = ReqsMode::kPercpu;
 	aio_ref_mode = RefMode::kPercpu;
@@ -506,8 +513,12 @@ void BM_SubmitSharingPaired(benchmark::State &state, bool after)
 	aio_reqs_mode = ReqsMode::kPercpu;
 	aio_ref_mode = RefMode::kPercpu;
 }
-BENCHMARK_CAPTURE(BM_SubmitSharingPaired, before, false)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_SubmitSharingPaired, after, true)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, before, false)
+	->Iterations(1)
+	->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, after, true)
+	->Iterations(1)
+	->Unit(benchmark::kMillisecond);
 
 /* Printed last: the ratios the issue asks for, from this same run. */
 void BM_Summary(benchmark::State &state)
@@ -544,4 +555,4 @@ void BM_Summary(benchmark::State &state)
 }
 BENCHMARK(BM_Summary)->Iterations(1);
 
-}  // namespace
+} // namespace

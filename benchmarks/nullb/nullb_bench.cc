@@ -52,12 +52,11 @@ void Unload(struct block_device *b) {
   null_blk_reset_module_params();
 }
 
-void count_done(void *priv, long res) {
-  ++*static_cast<long *>(priv);
-}
+void count_done(void *priv, long res) { ++*static_cast<long *>(priv); }
 
 void BM_NullbIoIrqmode0(benchmark::State &state) {
-  struct block_device *b = LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+  struct block_device *b =
+      LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
   alignas(4096) static char buf[4096];
   struct iovec iov = {buf, sizeof(buf)};
   long done = 0;
@@ -71,12 +70,11 @@ void BM_NullbIoIrqmode0(benchmark::State &state) {
 }
 BENCHMARK(BM_NullbIoIrqmode0);
 
-void bio_done(struct bio *bio) {
-  ++*static_cast<long *>(bio->bi_private);
-}
+void bio_done(struct bio *bio) { ++*static_cast<long *>(bio->bi_private); }
 
 void BM_NullbBioIrqmode0(benchmark::State &state) {
-  struct block_device *b = LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+  struct block_device *b =
+      LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
   alignas(4096) static char buf[4096];
   struct bio *bio = bio_alloc(b, 1, REQ_OP_WRITE, GFP_KERNEL);
   long done = 0;
@@ -132,7 +130,8 @@ struct sbitmap_queue *TagBitmap(struct block_device *b) {
   return &tags->bitmap_tags;
 }
 
-IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double seconds) {
+IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin,
+                   double seconds) {
   std::vector<Submitter> subs(nthreads);
   std::atomic<bool> stop{false};
   std::atomic<unsigned> finished{0};
@@ -157,8 +156,8 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
         x ^= x >> 7;
         x ^= x << 17;
         s.inflight.fetch_add(1, std::memory_order_relaxed);
-        ssize_t r = blkdev_rw(b, (loff_t)(x % span_blocks) << 12, &iov, 1, BLKDEV_RW_WRITE,
-                              sub_done, &s);
+        ssize_t r = blkdev_rw(b, (loff_t)(x % span_blocks) << 12, &iov, 1,
+                              BLKDEV_RW_WRITE, sub_done, &s);
         if (r != -EIOCBQUEUED) std::abort();
       }
       for (int cur; (cur = s.inflight.load(std::memory_order_acquire)) != 0;)
@@ -167,10 +166,13 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
       finished.fetch_add(1, std::memory_order_release);
     });
   }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));  // the measured interval
+  std::this_thread::sleep_for(
+      std::chrono::duration<double>(seconds));  // the measured interval
   long n0 = 0;
   for (auto &s : subs) n0 += s.completed.load();
-  double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double el =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   stop = true;
   for (auto &s : subs) s.inflight.notify_all();
   // Watchdog: blk_mq_get_tag() sleeps without a timeout, as in the kernel,
@@ -180,8 +182,11 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
   long rescues = 0;
   auto t_stop = std::chrono::steady_clock::now();
   while (finished.load(std::memory_order_acquire) < nthreads) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, not sync
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count();
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(20));  // polling, not sync
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop)
+            .count();
     if (waited > 1.0) {
       sbitmap_queue_wake_all(TagBitmap(b));
       rescues++;
@@ -200,7 +205,8 @@ IopsResult RunIops(struct block_device *b, unsigned nthreads, bool pin, double s
   return r;
 }
 
-std::map<std::pair<int, int>, std::map<int, IopsResult>> g_best;  // (shared, depth) -> scheme
+std::map<std::pair<int, int>, std::map<int, IopsResult>>
+    g_best;  // (shared, depth) -> scheme
 
 void SetScheme(struct block_device *b, int scheme) {
   sbitmap_queue_set_wake_scheme(TagBitmap(b), (enum sbq_wake_scheme)scheme);
@@ -218,7 +224,8 @@ void BM_NullbIops(benchmark::State &state) {
   const int depth = state.range(0), scheme = state.range(1);
   char params[160];
   snprintf(params, sizeof(params),
-           "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d", IrqMode(), depth);
+           "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d",
+           IrqMode(), depth);
   IopsResult r;
   for (auto _ : state) {
     struct block_device *b = LoadNullb(params);
@@ -241,10 +248,11 @@ void BM_NullbIopsShared(benchmark::State &state) {
   const unsigned saved = nr_cpu_ids;
   uk::set_nr_cpu_ids(20);
   char params[200];
-  snprintf(params, sizeof(params),
-           "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
-           "hw_queue_depth=%d",
-           IrqMode(), depth);
+  snprintf(
+      params, sizeof(params),
+      "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
+      "hw_queue_depth=%d",
+      IrqMode(), depth);
   IopsResult r;
   for (auto _ : state) {
     struct block_device *b = LoadNullb(params);
@@ -270,17 +278,20 @@ void BM_NullbIopsSummary(benchmark::State &state) {
   if (printed) return;
   printed = true;
   for (int shared : {0, 1}) {
-    std::printf("\nnullb %s, %u submitters x 64 in flight, 4 KiB random writes, irqmode=%d "
-                "(best IOPS of the repetitions)\n",
-                shared ? "20 hctx sharing one tag bitmap" : "single hctx",
-                shared ? 2 * Submitters() : Submitters(), IrqMode());
-    std::printf("%6s %12s %12s %10s %14s %14s\n", "depth", "v6.1", "today", "today/v6.1",
-                "v6.1 wk/kIO", "today wk/kIO");
+    std::printf(
+        "\nnullb %s, %u submitters x 64 in flight, 4 KiB random writes, "
+        "irqmode=%d "
+        "(best IOPS of the repetitions)\n",
+        shared ? "20 hctx sharing one tag bitmap" : "single hctx",
+        shared ? 2 * Submitters() : Submitters(), IrqMode());
+    std::printf("%6s %12s %12s %10s %14s %14s\n", "depth", "v6.1", "today",
+                "today/v6.1", "v6.1 wk/kIO", "today wk/kIO");
     for (auto &[key, m] : g_best) {
       if (key.first != shared) continue;
       IopsResult o = m[SBQ_WAKE_V61], n = m[SBQ_WAKE_CURRENT];
-      std::printf("%6d %12.0f %12.0f %10.3f %14.1f %14.1f\n", key.second, o.iops, n.iops,
-                  o.iops > 0 ? n.iops / o.iops : 0.0, o.wakeups_per_kio, n.wakeups_per_kio);
+      std::printf("%6d %12.0f %12.0f %10.3f %14.1f %14.1f\n", key.second,
+                  o.iops, n.iops, o.iops > 0 ? n.iops / o.iops : 0.0,
+                  o.wakeups_per_kio, n.wakeups_per_kio);
     }
   }
   std::fflush(stdout);
@@ -315,14 +326,15 @@ void BM_NullbIopsPaired(benchmark::State &state) {
   char params[200];
   if (shared) {
     uk::set_nr_cpu_ids(20);
-    snprintf(params, sizeof(params),
-             "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
-             "hw_queue_depth=%d",
-             IrqMode(), depth);
+    snprintf(
+        params, sizeof(params),
+        "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
+        "hw_queue_depth=%d",
+        IrqMode(), depth);
   } else {
     snprintf(params, sizeof(params),
-             "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d", IrqMode(),
-             depth);
+             "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d",
+             IrqMode(), depth);
   }
   std::vector<double> v61, today, ratio;
   for (auto _ : state) {
@@ -332,7 +344,8 @@ void BM_NullbIopsPaired(benchmark::State &state) {
         const int scheme = (k ^ (round & 1)) ? SBQ_WAKE_CURRENT : SBQ_WAKE_V61;
         struct block_device *b = LoadNullb(params);
         SetScheme(b, scheme);
-        iops[scheme == SBQ_WAKE_CURRENT] = RunIops(b, nsub, shared, Seconds()).iops;
+        iops[scheme == SBQ_WAKE_CURRENT] =
+            RunIops(b, nsub, shared, Seconds()).iops;
         Unload(b);
       }
       v61.push_back(iops[0]);
@@ -362,14 +375,16 @@ void BM_NullbIopsPairedSummary(benchmark::State &state) {
   static bool printed;
   if (printed || g_paired.empty()) return;
   printed = true;
-  std::printf("\nnullb paired runs, irqmode=%d, %d rounds of %.2f s per scheme "
-              "(medians; ratio = median of per-round today/v6.1)\n",
-              IrqMode(), Rounds(), Seconds());
-  std::printf("%8s %6s %12s %12s %10s %10s %10s\n", "case", "depth", "v6.1", "today",
-              "today/v6.1", "min", "max");
+  std::printf(
+      "\nnullb paired runs, irqmode=%d, %d rounds of %.2f s per scheme "
+      "(medians; ratio = median of per-round today/v6.1)\n",
+      IrqMode(), Rounds(), Seconds());
+  std::printf("%8s %6s %12s %12s %10s %10s %10s\n", "case", "depth", "v6.1",
+              "today", "today/v6.1", "min", "max");
   for (auto &[key, r] : g_paired)
-    std::printf("%8s %6d %12.0f %12.0f %10.3f %10.3f %10.3f\n", key.first ? "shared" : "single",
-                key.second, r.v61, r.today, r.ratio, r.ratio_lo, r.ratio_hi);
+    std::printf("%8s %6d %12.0f %12.0f %10.3f %10.3f %10.3f\n",
+                key.first ? "shared" : "single", key.second, r.v61, r.today,
+                r.ratio, r.ratio_lo, r.ratio_hi);
   std::fflush(stdout);
 }
 
@@ -388,7 +403,8 @@ void RegisterIops() {
           ->UseManualTime()
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_NullbIopsSummary", BM_NullbIopsSummary)->Iterations(1);
+  benchmark::RegisterBenchmark("BM_NullbIopsSummary", BM_NullbIopsSummary)
+      ->Iterations(1);
   for (int shared : {0, 1})
     for (int depth : {2, 4, 8, 16, 32, 64})
       benchmark::RegisterBenchmark("BM_NullbIopsPaired", BM_NullbIopsPaired)
@@ -396,7 +412,8 @@ void RegisterIops() {
           ->UseManualTime()
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_NullbIopsPairedSummary", BM_NullbIopsPairedSummary)
+  benchmark::RegisterBenchmark("BM_NullbIopsPairedSummary",
+                               BM_NullbIopsPairedSummary)
       ->Iterations(1);
 }
 uk::bench::Registrar reg(RegisterIops);

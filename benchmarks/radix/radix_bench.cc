@@ -77,9 +77,11 @@ unsigned long ScanOnce(radix_tree_root *root) {
     radix_tree_iter iter;
     void **slot;
     if constexpr (kTagged) {
-      radix_tree_for_each_tagged(slot, root, &iter, 0, 0) sink ^= reinterpret_cast<uintptr_t>(*slot);
+      radix_tree_for_each_tagged(slot, root, &iter, 0, 0) sink ^=
+          reinterpret_cast<uintptr_t>(*slot);
     } else {
-      radix_tree_for_each_slot(slot, root, &iter, 0) sink ^= reinterpret_cast<uintptr_t>(*slot);
+      radix_tree_for_each_slot(slot, root, &iter, 0) sink ^=
+          reinterpret_cast<uintptr_t>(*slot);
     }
   } else {
     void *results[kPagevec];
@@ -87,13 +89,17 @@ unsigned long ScanOnce(radix_tree_root *root) {
     for (;;) {
       unsigned n;
       if constexpr (kEngine == kBefore)
-        n = kTagged ? radix_tree_gang_lookup_tag_v33(root, results, index, kPagevec, 0)
-                    : radix_tree_gang_lookup_v33(root, results, index, kPagevec);
+        n = kTagged
+                ? radix_tree_gang_lookup_tag_v33(root, results, index, kPagevec,
+                                                 0)
+                : radix_tree_gang_lookup_v33(root, results, index, kPagevec);
       else
-        n = kTagged ? radix_tree_gang_lookup_tag(root, results, index, kPagevec, 0)
-                    : radix_tree_gang_lookup(root, results, index, kPagevec);
+        n = kTagged
+                ? radix_tree_gang_lookup_tag(root, results, index, kPagevec, 0)
+                : radix_tree_gang_lookup(root, results, index, kPagevec);
       if (!n) break;
-      for (unsigned i = 0; i < n; i++) sink ^= reinterpret_cast<uintptr_t>(results[i]);
+      for (unsigned i = 0; i < n; i++)
+        sink ^= reinterpret_cast<uintptr_t>(results[i]);
       index = index_of(results[n - 1]) + 1;
       if (!index) break;
     }
@@ -102,7 +108,8 @@ unsigned long ScanOnce(radix_tree_root *root) {
   return sink;
 }
 
-using Key = std::tuple<unsigned long, unsigned long, bool, int>;  // size, step, tagged, engine
+using Key = std::tuple<unsigned long, unsigned long, bool,
+                       int>;  // size, step, tagged, engine
 std::map<Key, std::vector<double>> &samples() {
   static auto *s = new std::map<Key, std::vector<double>>;  // read at exit
   return *s;
@@ -118,7 +125,8 @@ template <Engine kEngine, bool kTagged>
 void BM_Scan(benchmark::State &state, unsigned long size, unsigned long step) {
   radix_tree_root *root = tree_cache.get(size, step);
   unsigned long expect = 0;
-  for (unsigned long i = 0; i < size; i += step) expect ^= reinterpret_cast<uintptr_t>(item_of(i));
+  for (unsigned long i = 0; i < size; i += step)
+    expect ^= reinterpret_cast<uintptr_t>(item_of(i));
   if (ScanOnce<kEngine, kTagged>(root) != expect) {
     state.SkipWithError("scan result differs from the tree's contents");
     return;
@@ -127,11 +135,13 @@ void BM_Scan(benchmark::State &state, unsigned long size, unsigned long step) {
   // The summary uses this thread's CPU time: on a shared, loaded host the
   // wall clock also counts time spent descheduled.
   double t0 = ThreadCpuNs();
-  for (auto _ : state) benchmark::DoNotOptimize(ScanOnce<kEngine, kTagged>(root));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ScanOnce<kEngine, kTagged>(root));
   double ns = (ThreadCpuNs() - t0) / static_cast<double>(state.iterations());
   samples()[Key{size, step, kTagged, kEngine}].push_back(ns);
   state.counters["items"] = static_cast<double>(tree_cache.items);
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * tree_cache.items));
+  state.SetItemsProcessed(
+      static_cast<int64_t>(state.iterations() * tree_cache.items));
 }
 
 double Median(std::vector<double> v) {
@@ -145,10 +155,12 @@ void PrintSummary() {
   {
     auto &s = samples();
     if (s.empty()) return;
-    printf("\nradix tree gang lookup, %u slots per call, thread CPU ns per full scan (median of runs)\n",
-           kPagevec);
-    printf("%10s %6s %7s %14s %14s %8s %14s %8s\n", "slots", "step", "mode", "before(v3.3)",
-           "after(v3.4)", "aft/bef", "for_each", "it/bef");
+    printf(
+        "\nradix tree gang lookup, %u slots per call, thread CPU ns per full "
+        "scan (median of runs)\n",
+        kPagevec);
+    printf("%10s %6s %7s %14s %14s %8s %14s %8s\n", "slots", "step", "mode",
+           "before(v3.3)", "after(v3.4)", "aft/bef", "for_each", "it/bef");
     bool ok_tagged = true, ok_normal = true, have_target = false;
     for (auto &[key, v] : s) {
       auto [size, step, tagged, engine] = key;
@@ -161,14 +173,17 @@ void PrintSummary() {
              tagged ? "tagged" : "normal", b, af, af / b, r, r / b);
       if (size == 1024 && step == 16) {
         have_target = true;
-        if (tagged) ok_tagged = af / b <= 0.5;
-        else ok_normal = af / b >= 0.75 && af / b <= 1.25;
+        if (tagged)
+          ok_tagged = af / b <= 0.5;
+        else
+          ok_normal = af / b >= 0.75 && af / b <= 1.25;
       }
     }
     if (have_target) {
-      printf("target (1024 slots, step 16): tagged after/before <= 0.50: %s; "
-             "normal after/before within +-25%%: %s\n",
-             ok_tagged ? "met" : "NOT met", ok_normal ? "met" : "NOT met");
+      printf(
+          "target (1024 slots, step 16): tagged after/before <= 0.50: %s; "
+          "normal after/before within +-25%%: %s\n",
+          ok_tagged ? "met" : "NOT met", ok_normal ? "met" : "NOT met");
     }
   }
   fflush(stdout);
@@ -178,7 +193,8 @@ void RegisterRadix() {
   std::atexit(PrintSummary);
   std::vector<unsigned long> small_steps;
   for (unsigned long s = 1; s <= 16; s++) small_steps.push_back(s);
-  const std::vector<unsigned long> kernel_steps = {1, 2, 7, 15, 63, 64, 65, 128, 256, 512, 12345};
+  const std::vector<unsigned long> kernel_steps = {1,  2,   7,   15,  63,   64,
+                                                   65, 128, 256, 512, 12345};
   for (unsigned long s : kernel_steps)
     if (s > 16) small_steps.push_back(s);
 
@@ -189,15 +205,22 @@ void RegisterRadix() {
   for (auto &[size, steps] : configs) {
     for (unsigned long step : steps) {
       auto name = [&](const char *mode, Engine e) {
-        return "radix/" + std::string(mode) + "/" + kEngineName[e] + "/slots:" +
-               std::to_string(size) + "/step:" + std::to_string(step);
+        return "radix/" + std::string(mode) + "/" + kEngineName[e] +
+               "/slots:" + std::to_string(size) +
+               "/step:" + std::to_string(step);
       };
-      benchmark::RegisterBenchmark(name("tagged", kBefore).c_str(), BM_Scan<kBefore, true>, size, step);
-      benchmark::RegisterBenchmark(name("tagged", kAfter).c_str(), BM_Scan<kAfter, true>, size, step);
-      benchmark::RegisterBenchmark(name("tagged", kIter).c_str(), BM_Scan<kIter, true>, size, step);
-      benchmark::RegisterBenchmark(name("normal", kBefore).c_str(), BM_Scan<kBefore, false>, size, step);
-      benchmark::RegisterBenchmark(name("normal", kAfter).c_str(), BM_Scan<kAfter, false>, size, step);
-      benchmark::RegisterBenchmark(name("normal", kIter).c_str(), BM_Scan<kIter, false>, size, step);
+      benchmark::RegisterBenchmark(name("tagged", kBefore).c_str(),
+                                   BM_Scan<kBefore, true>, size, step);
+      benchmark::RegisterBenchmark(name("tagged", kAfter).c_str(),
+                                   BM_Scan<kAfter, true>, size, step);
+      benchmark::RegisterBenchmark(name("tagged", kIter).c_str(),
+                                   BM_Scan<kIter, true>, size, step);
+      benchmark::RegisterBenchmark(name("normal", kBefore).c_str(),
+                                   BM_Scan<kBefore, false>, size, step);
+      benchmark::RegisterBenchmark(name("normal", kAfter).c_str(),
+                                   BM_Scan<kAfter, false>, size, step);
+      benchmark::RegisterBenchmark(name("normal", kIter).c_str(),
+                                   BM_Scan<kIter, false>, size, step);
     }
   }
 }

@@ -147,7 +147,8 @@ inline void hold_briefly(long hold_us) {
 // K threads, each doing `ops` get/hold/clear cycles; a failed get sleeps as
 // blk_mq_get_tag() does. The sleep has a 10 ms safety timeout so that a lost
 // wake-up costs time (and is counted) instead of hanging the run.
-SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k, long ops) {
+SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
+                     long ops) {
   struct sbitmap_queue sbq;
   sbitmap_queue_init_node(&sbq, depth, -1, false, GFP_KERNEL, -1);
   sbitmap_queue_set_wake_scheme(&sbq, scheme);
@@ -200,9 +201,12 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k, lo
   auto t0 = std::chrono::steady_clock::now();
   go.store(true, std::memory_order_release);
   for (auto &t : ts) t.join();
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   sbitmap_queue_free(&sbq);
-  return {double(k) * ops / secs, wakeups.load(), timeouts.load(), futile.load()};
+  return {double(k) * ops / secs, wakeups.load(), timeouts.load(),
+          futile.load()};
 }
 
 // Threads at depth @depth: 2 x host CPUs (at least 4; 32 with --ukern_full),
@@ -256,7 +260,8 @@ void BM_SbqSleepers(benchmark::State &state) {
       old_r = RunSleepers(depth, SBQ_WAKE_V61, k, per_thread);
     }
     state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count());
     pairs.v61.push_back(old_r.ops_per_s);
     pairs.today.push_back(new_r.ops_per_s);
     pairs.ratio.push_back(new_r.ops_per_s / old_r.ops_per_s);
@@ -284,21 +289,26 @@ void BM_SbqSleepers(benchmark::State &state) {
 // the pairs and the median, lowest and highest of the per-pair ratios.
 void PrintSleepersSummary() {
   if (g_pairs.empty()) return;
-  std::printf("\nsbitmap_queue with sleeping waiters: %ld cycles per tag and run, hold %ld us; "
-              "medians over the pairs (v6.1 and today back to back)\n",
-              SleeperOps(1), HoldUs());
-  std::printf("%6s %7s %5s %11s %11s %8s %8s %8s %8s %7s %7s %11s %7s %7s\n", "depth",
-              "threads", "pairs", "v6.1 ops/s", "today ops/s", "v6.1 wk", "today wk",
-              "v6.1 fut", "tday fut", "v6.1 to", "today to", "today/v6.1", "min", "max");
+  std::printf(
+      "\nsbitmap_queue with sleeping waiters: %ld cycles per tag and run, hold "
+      "%ld us; "
+      "medians over the pairs (v6.1 and today back to back)\n",
+      SleeperOps(1), HoldUs());
+  std::printf("%6s %7s %5s %11s %11s %8s %8s %8s %8s %7s %7s %11s %7s %7s\n",
+              "depth", "threads", "pairs", "v6.1 ops/s", "today ops/s",
+              "v6.1 wk", "today wk", "v6.1 fut", "tday fut", "v6.1 to",
+              "today to", "today/v6.1", "min", "max");
   for (auto &[depth, p] : g_pairs) {
-    std::printf("%6d %7u %5zu %11.0f %11.0f %8.0f %8.0f %8.0f %8.0f %7.0f %7.0f %11.3f %7.3f "
-                "%7.3f\n",
-                depth, Sleepers(depth), p.ratio.size(), Median(p.v61), Median(p.today),
-                Median(p.v61_wakeups), Median(p.today_wakeups), Median(p.v61_futile),
-                Median(p.today_futile), Median(p.v61_timeouts), Median(p.today_timeouts),
-                Median(p.ratio),
-                *std::min_element(p.ratio.begin(), p.ratio.end()),
-                *std::max_element(p.ratio.begin(), p.ratio.end()));
+    std::printf(
+        "%6d %7u %5zu %11.0f %11.0f %8.0f %8.0f %8.0f %8.0f %7.0f %7.0f %11.3f "
+        "%7.3f "
+        "%7.3f\n",
+        depth, Sleepers(depth), p.ratio.size(), Median(p.v61), Median(p.today),
+        Median(p.v61_wakeups), Median(p.today_wakeups), Median(p.v61_futile),
+        Median(p.today_futile), Median(p.v61_timeouts),
+        Median(p.today_timeouts), Median(p.ratio),
+        *std::min_element(p.ratio.begin(), p.ratio.end()),
+        *std::max_element(p.ratio.begin(), p.ratio.end()));
   }
   std::fflush(stdout);
 }

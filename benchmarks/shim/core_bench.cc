@@ -37,7 +37,10 @@ void BM_SpinLockUnlock(benchmark::State &state) {
 }
 BENCHMARK(BM_SpinLockUnlock)->Name("shim/spin_lock_unlock");
 // Two threads on one lock: the contended cost per lock+unlock pair.
-BENCHMARK(BM_SpinLockUnlock)->Name("shim/spin_lock_unlock_contended")->Threads(2)->UseRealTime();
+BENCHMARK(BM_SpinLockUnlock)
+    ->Name("shim/spin_lock_unlock_contended")
+    ->Threads(2)
+    ->UseRealTime();
 
 void BM_SpinLockIrqsave(benchmark::State &state) {
   unsigned long flags;
@@ -105,11 +108,14 @@ std::map<int, double> cache_ns;
 double ThreadCpuSeconds() {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  return static_cast<double>(ts.tv_sec) +
+         static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 double NsPerIter(const benchmark::State &state, double seconds) {
-  return state.iterations() ? seconds * 1e9 / static_cast<double>(state.iterations()) : 0;
+  return state.iterations()
+             ? seconds * 1e9 / static_cast<double>(state.iterations())
+             : 0;
 }
 
 void BM_MallocFree(benchmark::State &state) {
@@ -140,7 +146,8 @@ void BM_KmemCacheAllocFree(benchmark::State &state) {
   std::lock_guard<std::mutex> g(results_mu);
   cache_ns[static_cast<int>(size)] = ns;
   auto m = malloc_ns.find(static_cast<int>(size));
-  if (m != malloc_ns.end() && m->second > 0) state.counters["vs_malloc"] = ns / m->second;
+  if (m != malloc_ns.end() && m->second > 0)
+    state.counters["vs_malloc"] = ns / m->second;
 }
 
 void BM_KmallocFree(benchmark::State &state) {
@@ -155,15 +162,17 @@ void BM_KmallocFree(benchmark::State &state) {
 // Registered in pairs so malloc always runs right before kmem_cache.
 void RegisterSlab() {
   for (int size : {64, 256}) {
-    benchmark::RegisterBenchmark(("shim/slab/malloc_free/" + std::to_string(size)).c_str(),
-                                 BM_MallocFree)
+    benchmark::RegisterBenchmark(
+        ("shim/slab/malloc_free/" + std::to_string(size)).c_str(),
+        BM_MallocFree)
         ->Arg(size);
     benchmark::RegisterBenchmark(
         ("shim/slab/kmem_cache_alloc_free/" + std::to_string(size)).c_str(),
         BM_KmemCacheAllocFree)
         ->Arg(size);
-    benchmark::RegisterBenchmark(("shim/slab/kmalloc_kfree/" + std::to_string(size)).c_str(),
-                                 BM_KmallocFree)
+    benchmark::RegisterBenchmark(
+        ("shim/slab/kmalloc_kfree/" + std::to_string(size)).c_str(),
+        BM_KmallocFree)
         ->Arg(size);
   }
 }
@@ -174,12 +183,14 @@ struct Summary {
   ~Summary() {
     std::lock_guard<std::mutex> g(results_mu);
     if (cache_ns.empty()) return;
-    fprintf(stderr, "\nshim core: kmem_cache_alloc+free vs malloc+free (same run)\n");
+    fprintf(stderr,
+            "\nshim core: kmem_cache_alloc+free vs malloc+free (same run)\n");
     for (auto &[size, ns] : cache_ns) {
       auto m = malloc_ns.find(size);
       if (m == malloc_ns.end()) continue;
-      fprintf(stderr, "  %4d B: kmem_cache %.2f ns, malloc %.2f ns, ratio %.2f\n", size, ns,
-              m->second, ns / m->second);
+      fprintf(stderr,
+              "  %4d B: kmem_cache %.2f ns, malloc %.2f ns, ratio %.2f\n", size,
+              ns, m->second, ns / m->second);
     }
   }
 } summary;

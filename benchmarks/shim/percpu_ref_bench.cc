@@ -57,8 +57,10 @@ void BM_AtomicRefGetPut(benchmark::State &state) {
 
 void Register() {
   int host = HostThreads();
-  for (auto *b : {benchmark::RegisterBenchmark("BM_PercpuRefGetPut", BM_PercpuRefGetPut),
-                  benchmark::RegisterBenchmark("BM_AtomicRefGetPut", BM_AtomicRefGetPut)}) {
+  for (auto *b :
+       {benchmark::RegisterBenchmark("BM_PercpuRefGetPut", BM_PercpuRefGetPut),
+        benchmark::RegisterBenchmark("BM_AtomicRefGetPut",
+                                     BM_AtomicRefGetPut)}) {
     b->Threads(1)->Threads(2);
     if (host > 2) b->Threads(host);
     b->UseRealTime();

@@ -75,7 +75,8 @@ class BackgroundReaders {
       threads_.emplace_back([this, urcu] {
         if (urcu) {
           urcu_glue::RegisterThread();
-          while (!stop_.load(std::memory_order_relaxed)) urcu_glue::ReadSideLoop(100);
+          while (!stop_.load(std::memory_order_relaxed))
+            urcu_glue::ReadSideLoop(100);
           urcu_glue::UnregisterThread();
         } else {
           while (!stop_.load(std::memory_order_relaxed)) UkReadSideLoop(100);

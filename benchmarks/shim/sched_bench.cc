@@ -123,7 +123,8 @@ struct BenchWork {
 };
 
 void bench_work_fn(struct work_struct *work) {
-  container_of(work, BenchWork, work)->runs.fetch_add(1, std::memory_order_relaxed);
+  container_of(work, BenchWork, work)
+      ->runs.fetch_add(1, std::memory_order_relaxed);
 }
 
 // queue_work() + flush_work() of one item: a round trip to a worker.
@@ -160,7 +161,8 @@ void BM_QueueWorkBatchFlush(benchmark::State &state) {
   uk::CtxswCounts d = uk::ctxsw_counts_process() - before;
   state.SetItemsProcessed(state.iterations() * batch);
   state.counters["ctxsw/item"] =
-      static_cast<double>(d.total()) / static_cast<double>(state.iterations() * batch);
+      static_cast<double>(d.total()) /
+      static_cast<double>(state.iterations() * batch);
   destroy_workqueue(wq);
 }
 BENCHMARK(BM_QueueWorkBatchFlush)->Args({0, 64})->Args({1, 64})->UseRealTime();

@@ -32,7 +32,8 @@ void BM_ClockGettime(benchmark::State &state) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     benchmark::DoNotOptimize(ts);
   }
-  baseline_ns = static_cast<double>(uk::host_clock_ns() - t0) / state.iterations();
+  baseline_ns =
+      static_cast<double>(uk::host_clock_ns() - t0) / state.iterations();
 }
 BENCHMARK(BM_ClockGettime)->Name("time/clock_gettime_baseline");
 
@@ -46,7 +47,8 @@ void BM_ClockRead(benchmark::State &state) {
     else
       benchmark::DoNotOptimize(jiffies);
   }
-  double ns = static_cast<double>(uk::host_clock_ns() - t0) / state.iterations();
+  double ns =
+      static_cast<double>(uk::host_clock_ns() - t0) / state.iterations();
   if (kVirtual) uk::clock_use_host();
   if (baseline_ns > 0) state.counters["vs_clock_gettime"] = ns / baseline_ns;
 }
@@ -80,8 +82,16 @@ void BM_HrtimerStartCancel(benchmark::State &state) {
   uk::pin_thread_to_cpu(-1);
   if (kVirtual) uk::clock_use_host();
 }
-BENCHMARK(BM_HrtimerStartCancel<false>)->Name("time/hrtimer_start_cancel_host")->Arg(0)->Arg(1000)->Arg(100000);
-BENCHMARK(BM_HrtimerStartCancel<true>)->Name("time/hrtimer_start_cancel_virtual")->Arg(0)->Arg(1000)->Arg(100000);
+BENCHMARK(BM_HrtimerStartCancel<false>)
+    ->Name("time/hrtimer_start_cancel_host")
+    ->Arg(0)
+    ->Arg(1000)
+    ->Arg(100000);
+BENCHMARK(BM_HrtimerStartCancel<true>)
+    ->Name("time/hrtimer_start_cancel_virtual")
+    ->Arg(0)
+    ->Arg(1000)
+    ->Arg(100000);
 
 // Each thread on its own CPU: per-CPU bases do not contend.
 void BM_HrtimerStartCancelPerCpu(benchmark::State &state) {
@@ -94,7 +104,10 @@ void BM_HrtimerStartCancelPerCpu(benchmark::State &state) {
   }
   uk::pin_thread_to_cpu(-1);
 }
-BENCHMARK(BM_HrtimerStartCancelPerCpu)->Name("time/hrtimer_start_cancel_percpu")->Threads(2)->UseRealTime();
+BENCHMARK(BM_HrtimerStartCancelPerCpu)
+    ->Name("time/hrtimer_start_cancel_percpu")
+    ->Threads(2)
+    ->UseRealTime();
 
 void BM_ModTimerDelTimer(benchmark::State &state) {
   uk::pin_thread_to_cpu(0);
@@ -113,9 +126,11 @@ void BM_VirtualExpiry(benchmark::State &state) {
   uk::clock_use_virtual();
   uk::pin_thread_to_cpu(0);
   std::vector<struct hrtimer> ts(state.range(0));
-  for (auto &t : ts) hrtimer_setup(&t, nop_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+  for (auto &t : ts)
+    hrtimer_setup(&t, nop_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
   for (auto _ : state) {
-    for (size_t i = 0; i < ts.size(); i++) hrtimer_start(&ts[i], 1 + i, HRTIMER_MODE_REL);
+    for (size_t i = 0; i < ts.size(); i++)
+      hrtimer_start(&ts[i], 1 + i, HRTIMER_MODE_REL);
     uk::virtual_clock_advance(ts.size() + 1);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -145,6 +160,8 @@ void BM_HostTimerLatency(benchmark::State &state) {
   }
   state.counters["late_us"] = late / state.iterations() / 1000.0;
 }
-BENCHMARK(BM_HostTimerLatency)->Name("time/host_hrtimer_50us_latency")->UseRealTime();
+BENCHMARK(BM_HostTimerLatency)
+    ->Name("time/host_hrtimer_50us_latency")
+    ->UseRealTime();
 
 }  // namespace

@@ -18,7 +18,8 @@
 #include "aio_testlib.h"
 #include "testmain.h"
 
-namespace {
+namespace
+{
 
 long RssKb()
 {
@@ -142,4 +143,4 @@ TEST_F(AioTest, SixtyFourThousandContexts)
 	EXPECT_EQ(uk::aio::nr_ring_maps(), arena_vmas);
 }
 
-}  // namespace
+} // namespace

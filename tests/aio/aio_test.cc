@@ -35,7 +35,8 @@
 #include "aio_testlib.h"
 #include "testmain.h"
 
-namespace {
+namespace
+{
 
 using uk::aio::CtxInfo;
 
@@ -82,8 +83,9 @@ size_t NrDeferred()
 }
 
 /* An fd number routed to an ops table (the file itself is /dev/null). */
-class RegisteredFd {
- public:
+class RegisteredFd
+{
+      public:
 	RegisteredFd(const struct file_operations *fops)
 	{
 		fd_ = open("/dev/null", O_RDWR);
@@ -94,9 +96,12 @@ class RegisteredFd {
 		aio_unregister_file(fd_);
 		close(fd_);
 	}
-	int fd() const { return fd_; }
+	int fd() const
+	{
+		return fd_;
+	}
 
- private:
+      private:
 	int fd_;
 };
 
@@ -108,7 +113,6 @@ void PrepRead(struct iocb *cb, int fd, void *buf, size_t len)
 	cb->aio_buf = (uint64_t)(uintptr_t)buf;
 	cb->aio_nbytes = len;
 }
-
 
 TEST_F(AioTest, ReqsAvailableBatching)
 {
@@ -306,9 +310,7 @@ TEST_F(AioTest, TimeoutsAndOddTimespecs)
 	EXPECT_EQ(ukern_io_destroy(ctx), 0);
 }
 
-void NopHandler(int)
-{
-}
+void NopHandler(int) {}
 
 TEST_F(AioTest, SignalsInterruptWaits)
 {
@@ -559,4 +561,4 @@ TEST_F(AioTest, SharedContextStress)
 	EXPECT_EQ(ukern_io_destroy(ctx), 0);
 }
 
-}  // namespace
+} // namespace

@@ -10,8 +10,9 @@
 #include <uk/linux/aio.h>
 #include <uk/linux/percpu.h>
 
-class AioTest : public ::testing::Test {
- protected:
+class AioTest : public ::testing::Test
+{
+      protected:
 	void SetUp() override
 	{
 		uk::aio::quiesce();
@@ -33,4 +34,4 @@ class AioTest : public ::testing::Test {
 	size_t pcpu_ = 0;
 };
 
-#endif  // UKERN_TESTS_AIO_AIO_TESTLIB_H_
+#endif // UKERN_TESTS_AIO_AIO_TESTLIB_H_

@@ -33,12 +33,13 @@ constexpr size_t kBs = 4096;
 
 struct AlignedBuf {
   unsigned char *p;
-  explicit AlignedBuf(size_t n) : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
+  explicit AlignedBuf(size_t n)
+      : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
   ~AlignedBuf() { free(p); }
 };
 
-void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len, long long off,
-          uint64_t data) {
+void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len,
+          long long off, uint64_t data) {
   memset(cb, 0, sizeof(*cb));
   cb->aio_fildes = (uint32_t)fd;
   cb->aio_lio_opcode = op;
@@ -106,14 +107,16 @@ TEST_P(AioBlkdevTest, WriteThenReadBackIntegrity) {
   ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
   constexpr int kN = 64;
   AlignedBuf wbuf(kN * kBs), rbuf(kN * kBs);
-  for (size_t i = 0; i < kN * kBs; i++) wbuf.p[i] = (unsigned char)(i * 7 + i / kBs);
+  for (size_t i = 0; i < kN * kBs; i++)
+    wbuf.p[i] = (unsigned char)(i * 7 + i / kBs);
   memset(rbuf.p, 0xee, kN * kBs);
 
   // Writes at scattered block offsets (block i goes to block 3*i + 1).
   std::vector<struct iocb> cbs(kN);
   std::vector<struct iocb *> ptrs(kN);
   for (int i = 0; i < kN; i++) {
-    Prep(&cbs[i], fd_, IOCB_CMD_PWRITE, wbuf.p + i * kBs, kBs, (3LL * i + 1) * kBs, i);
+    Prep(&cbs[i], fd_, IOCB_CMD_PWRITE, wbuf.p + i * kBs, kBs,
+         (3LL * i + 1) * kBs, i);
     ptrs[i] = &cbs[i];
   }
   ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
@@ -132,11 +135,13 @@ TEST_P(AioBlkdevTest, WriteThenReadBackIntegrity) {
   std::vector<struct iovec> iov(2 * kN);
   for (int i = 0; i < kN; i++) {
     if (i % 2 == 0) {
-      Prep(&cbs[i], fd_, IOCB_CMD_PREAD, rbuf.p + i * kBs, kBs, (3LL * i + 1) * kBs, i);
+      Prep(&cbs[i], fd_, IOCB_CMD_PREAD, rbuf.p + i * kBs, kBs,
+           (3LL * i + 1) * kBs, i);
     } else {
       iov[2 * i] = {rbuf.p + i * kBs, kBs / 2};
       iov[2 * i + 1] = {rbuf.p + i * kBs + kBs / 2, kBs / 2};
-      Prep(&cbs[i], fd_, IOCB_CMD_PREADV, &iov[2 * i], 2, (3LL * i + 1) * kBs, i);
+      Prep(&cbs[i], fd_, IOCB_CMD_PREADV, &iov[2 * i], 2, (3LL * i + 1) * kBs,
+           i);
     }
   }
   ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
@@ -162,12 +167,14 @@ TEST_P(AioBlkdevTest, EdgeCasesAsEvents) {
   AlignedBuf buf(2 * kBs);
   struct iocb cb[6];
   struct iocb *p[6] = {&cb[0], &cb[1], &cb[2], &cb[3], &cb[4], &cb[5]};
-  Prep(&cb[0], fd_, IOCB_CMD_PREAD, buf.p, kBs, 100, 0);            // misaligned offset
-  Prep(&cb[1], fd_, IOCB_CMD_PREAD, buf.p + 8, kBs, 0, 1);          // misaligned buffer
-  Prep(&cb[2], fd_, IOCB_CMD_PREAD, buf.p, kBs, size, 2);           // at the end: 0
-  Prep(&cb[3], fd_, IOCB_CMD_PWRITE, buf.p, kBs, size, 3);          // at the end: ENOSPC
-  Prep(&cb[4], fd_, IOCB_CMD_PREAD, buf.p, 2 * kBs, size - kBs, 4);  // truncated
-  Prep(&cb[5], fd_, IOCB_CMD_FSYNC, nullptr, 0, 0, 5);               // flush
+  Prep(&cb[0], fd_, IOCB_CMD_PREAD, buf.p, kBs, 100, 0);    // misaligned offset
+  Prep(&cb[1], fd_, IOCB_CMD_PREAD, buf.p + 8, kBs, 0, 1);  // misaligned buffer
+  Prep(&cb[2], fd_, IOCB_CMD_PREAD, buf.p, kBs, size, 2);   // at the end: 0
+  Prep(&cb[3], fd_, IOCB_CMD_PWRITE, buf.p, kBs, size,
+       3);  // at the end: ENOSPC
+  Prep(&cb[4], fd_, IOCB_CMD_PREAD, buf.p, 2 * kBs, size - kBs,
+       4);                                              // truncated
+  Prep(&cb[5], fd_, IOCB_CMD_FSYNC, nullptr, 0, 0, 5);  // flush
   ASSERT_EQ(ukern_io_submit(ctx_, 6, p), 6);
   auto ev = Reap(ctx_, 6);
   ASSERT_EQ(ev.size(), 6u);
@@ -200,8 +207,10 @@ TEST_P(AioBlkdevTest, BufferedOpenBouncesUnalignedBuffers) {
   ASSERT_GE(fd, 0);
   std::vector<unsigned char> w(3 * kBs), r(3 * kBs, 0xee);
   for (size_t i = 0; i < w.size(); i++) w[i] = (unsigned char)(i * 13 + 5);
-  struct iovec wv[2] = {{w.data() + 3, 1000}, {w.data() + 1100, 2 * kBs - 1000}};
-  struct iovec rv[2] = {{r.data() + 5, 1500}, {r.data() + 1600, 2 * kBs - 1500}};
+  struct iovec wv[2] = {{w.data() + 3, 1000},
+                        {w.data() + 1100, 2 * kBs - 1000}};
+  struct iovec rv[2] = {{r.data() + 5, 1500},
+                        {r.data() + 1600, 2 * kBs - 1500}};
   struct iocb cb, *p = &cb;
   Prep(&cb, fd, IOCB_CMD_PWRITEV, wv, 2, 8 * kBs, 1);
   ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
@@ -230,7 +239,8 @@ TEST_P(AioBlkdevTest, BufferedOpenBouncesUnalignedBuffers) {
 // Several submitters on one context; each waits for its own completions.
 TEST_P(AioBlkdevTest, ConcurrentSubmitters) {
   ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
-  const unsigned nthreads = std::max(2u, std::min(4u, uk::testing::StressThreads()));
+  const unsigned nthreads =
+      std::max(2u, std::min(4u, uk::testing::StressThreads()));
   constexpr int kPerThread = 200, kDepth = 8;
   std::vector<std::thread> th;
   std::atomic<long> bad{0};
@@ -248,8 +258,8 @@ TEST_P(AioBlkdevTest, ConcurrentSubmitters) {
         for (int i = 0; i < kDepth; i++) {
           long long blk = t * 4096 + (done + i) % 4096;
           memset(b.p + i * 512, (int)(blk & 0xff), 512);
-          Prep(&cb[i], fd_, (i & 1) ? IOCB_CMD_PREAD : IOCB_CMD_PWRITE, b.p + i * 512, 512,
-               blk * 512, i);
+          Prep(&cb[i], fd_, (i & 1) ? IOCB_CMD_PREAD : IOCB_CMD_PWRITE,
+               b.p + i * 512, 512, blk * 512, i);
           p[i] = &cb[i];
         }
         if (ukern_io_submit(ctx, kDepth, p) != kDepth) {
@@ -273,7 +283,8 @@ std::string IrqmodeName(const ::testing::TestParamInfo<int> &i) {
   return kNames[i.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Irqmode, AioBlkdevTest, ::testing::Values(0, 1, 2), IrqmodeName);
+INSTANTIATE_TEST_SUITE_P(Irqmode, AioBlkdevTest, ::testing::Values(0, 1, 2),
+                         IrqmodeName);
 
 TEST(AioBlkdevOpen, Errors) {
   EXPECT_EQ(uk::aio_open_blkdev("nosuchdev", O_RDWR), -ENOENT);

@@ -34,7 +34,8 @@
 
 using u64 = uint64_t;
 
-namespace {
+namespace
+{
 
 constexpr unsigned long kKernelAddr = 0xffff880000000000UL;
 
@@ -43,8 +44,9 @@ struct aio_ring_hdr {
 	struct io_event io_events[];
 };
 
-class Backend {
- public:
+class Backend
+{
+      public:
 	virtual ~Backend() = default;
 	virtual const char *name() = 0;
 	virtual long setup(unsigned nr, aio_context_t *ctxp) = 0;
@@ -62,14 +64,21 @@ long sys_ret(long r)
 	return r < 0 ? -errno : r;
 }
 
-class HostBackend : public Backend {
- public:
-	const char *name() override { return "host"; }
+class HostBackend : public Backend
+{
+      public:
+	const char *name() override
+	{
+		return "host";
+	}
 	long setup(unsigned nr, aio_context_t *ctxp) override
 	{
 		return sys_ret(syscall(SYS_io_setup, nr, ctxp));
 	}
-	long destroy(aio_context_t ctx) override { return sys_ret(syscall(SYS_io_destroy, ctx)); }
+	long destroy(aio_context_t ctx) override
+	{
+		return sys_ret(syscall(SYS_io_destroy, ctx));
+	}
 	long submit(aio_context_t ctx, long nr, struct iocb **p) override
 	{
 		return sys_ret(syscall(SYS_io_submit, ctx, nr, p));
@@ -90,11 +99,21 @@ class HostBackend : public Backend {
 	}
 };
 
-class UkernBackend : public Backend {
- public:
-	const char *name() override { return "ukern"; }
-	long setup(unsigned nr, aio_context_t *ctxp) override { return ukern_io_setup(nr, ctxp); }
-	long destroy(aio_context_t ctx) override { return ukern_io_destroy(ctx); }
+class UkernBackend : public Backend
+{
+      public:
+	const char *name() override
+	{
+		return "ukern";
+	}
+	long setup(unsigned nr, aio_context_t *ctxp) override
+	{
+		return ukern_io_setup(nr, ctxp);
+	}
+	long destroy(aio_context_t ctx) override
+	{
+		return ukern_io_destroy(ctx);
+	}
 	long submit(aio_context_t ctx, long nr, struct iocb **p) override
 	{
 		return ukern_io_submit(ctx, nr, p);
@@ -539,8 +558,8 @@ TEST(AioConformance, GeteventsSemantics)
 		Log(t, "pget size7", b.pgetevents(ctx, 0, 1, ev, &zero, &sig));
 		sig.sigsetsize = 8;
 		Log(t, "pget ok", b.pgetevents(ctx, 0, 1, ev, &zero, &sig));
-		Log(t, "pget badsig", b.pgetevents(ctx, 0, 1, ev, &zero,
-						   (struct __aio_sigset *)kKernelAddr));
+		Log(t, "pget badsig",
+		    b.pgetevents(ctx, 0, 1, ev, &zero, (struct __aio_sigset *)kKernelAddr));
 		Log(t, "pget nullsig", b.pgetevents(ctx, 0, 1, ev, &zero, nullptr));
 		Log(t, "destroy", b.destroy(ctx));
 		Log(t, "after destroy", b.getevents(ctx, 0, 1, ev, &zero));
@@ -645,4 +664,4 @@ TEST(AioConformance, ForkChildHasNoContexts)
 	});
 }
 
-}  // namespace
+} // namespace

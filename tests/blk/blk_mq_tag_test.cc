@@ -31,7 +31,8 @@ struct Fixture {
       set.shared_tags = blk_mq_init_tags(depth, reserved, flags, -1);
       tags_arr[0] = tags_arr[1] = set.shared_tags;
     } else {
-      for (int i = 0; i < 2; i++) tags_arr[i] = blk_mq_init_tags(depth, reserved, flags, -1);
+      for (int i = 0; i < 2; i++)
+        tags_arr[i] = blk_mq_init_tags(depth, reserved, flags, -1);
     }
     set.tags = tags_arr;
     q.tag_set = &set;
@@ -43,7 +44,8 @@ struct Fixture {
       struct blk_mq_ctx *ctx = per_cpu_ptr(q.queue_ctx, cpu);
       ctx->cpu = cpu;
       ctx->queue = &q;
-      for (int t = 0; t < HCTX_MAX_TYPES; t++) ctx->hctxs[t] = &hctx[cpu == 1 ? 1 : 0];
+      for (int t = 0; t < HCTX_MAX_TYPES; t++)
+        ctx->hctxs[t] = &hctx[cpu == 1 ? 1 : 0];
     }
     for (int i = 0; i < 2; i++) {
       hctx[i].queue = &q;
@@ -369,7 +371,8 @@ TEST_F(BlkMqTagTest, StressSleepingAllocation) {
     });
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done.load() < (int)nthreads && std::chrono::steady_clock::now() < deadline)
+  while (done.load() < (int)nthreads &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   bool hung = done.load() < (int)nthreads;
   while (done.load() < (int)nthreads) {

@@ -29,7 +29,9 @@ class SbitmapTest : public ::testing::Test {
     uk::sched_hook = nullptr;
     uk::pin_thread_to_cpu(-1);
   }
-  unsigned int &hint(struct sbitmap *sb, int cpu = 0) { return *per_cpu_ptr(sb->alloc_hint, cpu); }
+  unsigned int &hint(struct sbitmap *sb, int cpu = 0) {
+    return *per_cpu_ptr(sb->alloc_hint, cpu);
+  }
 };
 
 TEST_F(SbitmapTest, ShiftTableForDepths2To1024) {
@@ -63,7 +65,8 @@ TEST_F(SbitmapTest, InitGeometryAndErrors) {
   EXPECT_EQ(__map_depth(&sb, 6), 4u);
   for (int c = 0; c < (int)nr_cpu_ids; c++) EXPECT_LT(hint(&sb, c), 100u);
   sbitmap_free(&sb);
-  EXPECT_EQ(sbitmap_init_node(&sb, 100, 7, GFP_KERNEL, -1, false, true), -EINVAL);
+  EXPECT_EQ(sbitmap_init_node(&sb, 100, 7, GFP_KERNEL, -1, false, true),
+            -EINVAL);
   ASSERT_EQ(sbitmap_init_node(&sb, 0, -1, GFP_KERNEL, -1, false, false), 0);
   EXPECT_EQ(sb.map, nullptr);
   EXPECT_EQ(sb.map_nr, 0u);
@@ -246,7 +249,8 @@ TEST_F(SbitmapTest, DeferredClearRaceFixedBySwapLock) {
     sbitmap_deferred_clear_hook = nullptr;
     phase.store(1);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (phase.load() != 2 && std::chrono::steady_clock::now() < deadline) cpu_relax();
+    while (phase.load() != 2 && std::chrono::steady_clock::now() < deadline)
+      cpu_relax();
   };
   uk::sched_hook = [](const char *where) {
     if (t2_tid.load() == gettid() && phase.load() == 1) phase.store(2);
@@ -278,7 +282,8 @@ TEST_F(SbqTest, WakeBatchFormulas) {
     unsigned int depth, batch;
   } cases[] = {{64, 8}, {32, 4}, {16, 2}, {8, 1}, {2, 1}, {1024, 8}};
   for (auto c : cases) {
-    ASSERT_EQ(sbitmap_queue_init_node(&sbq, c.depth, -1, false, GFP_KERNEL, -1), 0);
+    ASSERT_EQ(sbitmap_queue_init_node(&sbq, c.depth, -1, false, GFP_KERNEL, -1),
+              0);
     EXPECT_EQ(sbq.wake_batch, c.batch) << c.depth;
     sbitmap_queue_free(&sbq);
   }
@@ -305,8 +310,10 @@ TEST_F(SbqTest, WakeBatchFormulas) {
   EXPECT_EQ(atomic_read(&sbq.ws[3].wait_cnt), 8);
   sbitmap_queue_recalculate_wake_batch(&sbq, 8);
   EXPECT_EQ(sbq.wake_batch, 4u);
-  for (int i = 0; i < SBQ_WAIT_QUEUES; i++) EXPECT_EQ(atomic_read(&sbq.ws[i].wait_cnt), 1);
-  sbitmap_queue_min_shallow_depth(&sbq, 2);  // shift 4: (64>>4)*2 = 8 usable -> 1
+  for (int i = 0; i < SBQ_WAIT_QUEUES; i++)
+    EXPECT_EQ(atomic_read(&sbq.ws[i].wait_cnt), 1);
+  sbitmap_queue_min_shallow_depth(&sbq,
+                                  2);  // shift 4: (64>>4)*2 = 8 usable -> 1
   EXPECT_EQ(sbq.wake_batch, 1u);
   sbitmap_queue_free(&sbq);
 }
@@ -385,7 +392,8 @@ TEST_F(SbqTest, ClearUpdatesFreeingCpuHintAndShow) {
   sbitmap_queue_set_wake_scheme(&sbq, SBQ_WAKE_V61);
   m.buf.clear();
   sbitmap_queue_show(&sbq, &m);
-  EXPECT_NE(m.buf.find("\t{.wait_cnt=2, .wait=inactive},\n"), std::string::npos);
+  EXPECT_NE(m.buf.find("\t{.wait_cnt=2, .wait=inactive},\n"),
+            std::string::npos);
   sbitmap_queue_free(&sbq);
 }
 
@@ -396,7 +404,8 @@ TEST_F(SbqTest, FreesWithoutWaitersDoNoWakeAccounting) {
   for (int scheme : {SBQ_WAKE_CURRENT, SBQ_WAKE_V61}) {
     struct sbitmap_queue sbq;
     ASSERT_EQ(sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, -1), 0);
-    sbitmap_queue_set_wake_scheme(&sbq, static_cast<enum sbq_wake_scheme>(scheme));
+    sbitmap_queue_set_wake_scheme(&sbq,
+                                  static_cast<enum sbq_wake_scheme>(scheme));
     const int batch = static_cast<int>(sbq.wake_batch);
     ASSERT_EQ(batch, 8);
     for (int i = 0; i < 3 * batch + 1; i++) {
@@ -408,7 +417,8 @@ TEST_F(SbqTest, FreesWithoutWaitersDoNoWakeAccounting) {
     EXPECT_EQ(atomic_read(&sbq.wakeup_cnt), 0) << scheme;
     EXPECT_EQ(atomic_read(&sbq.wake_index), 0) << scheme;
     for (int i = 0; i < SBQ_WAIT_QUEUES; i++)
-      EXPECT_EQ(atomic_read(&sbq.ws[i].wait_cnt), batch) << scheme << " ws " << i;
+      EXPECT_EQ(atomic_read(&sbq.ws[i].wait_cnt), batch)
+          << scheme << " ws " << i;
     sbitmap_queue_free(&sbq);
   }
 }
@@ -471,7 +481,8 @@ void nested_irq() {
 
 void inject_nested() {
   Scenario *sc = g_sc;
-  if (sc->in_irq || sc->irq_pending || sc->nested_done >= sc->nested_budget) return;
+  if (sc->in_irq || sc->irq_pending || sc->nested_done >= sc->nested_budget)
+    return;
   sc->irq_pending = true;
   uk::run_in_hardirq(0, [] {
     g_sc->irq_pending = false;
@@ -479,7 +490,8 @@ void inject_nested() {
   });
 }
 
-int sim_wake(struct wait_queue_entry *entry, unsigned mode, int flags, void *key) {
+int sim_wake(struct wait_queue_entry *entry, unsigned mode, int flags,
+             void *key) {
   SimWaiter *sw = container_of(entry, SimWaiter, w.wait);
   sw->woken = true;
   list_del_init(&entry->entry);
@@ -495,7 +507,8 @@ void sleep_on_ws0(SimWaiter *sw) {
   sw->woken = false;
   sw->w.wait.func = sim_wake;
   if (!sw->w.wait.entry.next) INIT_LIST_HEAD(&sw->w.wait.entry);
-  sbitmap_prepare_to_wait(&g_sc->sbq, &g_sc->sbq.ws[0], &sw->w, TASK_UNINTERRUPTIBLE);
+  sbitmap_prepare_to_wait(&g_sc->sbq, &g_sc->sbq.ws[0], &sw->w,
+                          TASK_UNINTERRUPTIBLE);
   __set_current_state(TASK_RUNNING);
 }
 
@@ -503,9 +516,11 @@ void sleep_on_ws0(SimWaiter *sw) {
 // wait queue. Completions run one by one on CPU 0 with preemption off and
 // interrupts on. Each wake-up is interrupted (nested_irq) right after
 // wake_up_nr(): in v6.1 that is between the count reaching 0 and its reset.
-void RunScenario(Scenario *sc, enum sbq_wake_scheme scheme, bool use_v61_hook, int nwaiters) {
+void RunScenario(Scenario *sc, enum sbq_wake_scheme scheme, bool use_v61_hook,
+                 int nwaiters) {
   g_sc = sc;
-  ASSERT_EQ(sbitmap_queue_init_node(&sc->sbq, 16, -1, false, GFP_KERNEL, -1), 0);
+  ASSERT_EQ(sbitmap_queue_init_node(&sc->sbq, 16, -1, false, GFP_KERNEL, -1),
+            0);
   sbitmap_queue_set_wake_scheme(&sc->sbq, scheme);
   ASSERT_EQ(sc->sbq.wake_batch, 2u);
   for (int i = 0; i < 16; i++) {
@@ -519,7 +534,9 @@ void RunScenario(Scenario *sc, enum sbq_wake_scheme scheme, bool use_v61_hook, i
   }
   sc->nested_budget = 1 << 20;
   if (use_v61_hook)
-    sbq_v61_wake_hook = [](struct sbitmap_queue *, struct sbq_wait_state *) { inject_nested(); };
+    sbq_v61_wake_hook = [](struct sbitmap_queue *, struct sbq_wait_state *) {
+      inject_nested();
+    };
   else
     sc->inject_in_wake_fn = true;
 
@@ -611,9 +628,11 @@ TEST_F(SbqTest, BothSchemesWakeEveryoneWithoutNesting) {
   for (auto scheme : {SBQ_WAKE_V61, SBQ_WAKE_CURRENT}) {
     Scenario sc;
     g_sc = &sc;
-    ASSERT_EQ(sbitmap_queue_init_node(&sc.sbq, 16, -1, false, GFP_KERNEL, -1), 0);
+    ASSERT_EQ(sbitmap_queue_init_node(&sc.sbq, 16, -1, false, GFP_KERNEL, -1),
+              0);
     sbitmap_queue_set_wake_scheme(&sc.sbq, scheme);
-    for (int i = 0; i < 16; i++) sc.in_flight.push_back(__sbitmap_queue_get(&sc.sbq));
+    for (int i = 0; i < 16; i++)
+      sc.in_flight.push_back(__sbitmap_queue_get(&sc.sbq));
     for (int i = 0; i < kWaiters; i++) {
       sc.waiters.push_back(std::make_unique<SimWaiter>());
       sleep_on_ws0(sc.waiters.back().get());
@@ -648,7 +667,8 @@ TEST_F(SbqTest, WakeAllWakesOnePerQueue) {
   for (int i = 0; i < SBQ_WAIT_QUEUES * 2; i++) {
     w[i].w.wait.func = sim_wake;
     INIT_LIST_HEAD(&w[i].w.wait.entry);
-    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w, TASK_UNINTERRUPTIBLE);
+    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
+                            TASK_UNINTERRUPTIBLE);
   }
   __set_current_state(TASK_RUNNING);
   EXPECT_EQ(atomic_read(&sbq.ws_active), 16);
@@ -681,7 +701,8 @@ TEST_F(SbqTest, CurrentSpreadsABatchAcrossQueues) {
   int woken = 0;
   for (auto &x : w) woken += x.woken;
   EXPECT_EQ(woken, 8);
-  for (int i = 0; i < SBQ_WAIT_QUEUES; i++) sbitmap_finish_wait(&sbq, &sbq.ws[i], &w[i].w);
+  for (int i = 0; i < SBQ_WAIT_QUEUES; i++)
+    sbitmap_finish_wait(&sbq, &sbq.ws[i], &w[i].w);
   sbitmap_queue_free(&sbq);
   g_sc = nullptr;
 }
@@ -734,10 +755,12 @@ TEST_F(SbqTest, StressGetPutWithSleepers) {
   }
   // Bounded: a lost wake-up shows up as a thread that never finishes.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done.load() < (int)nthreads && std::chrono::steady_clock::now() < deadline)
+  while (done.load() < (int)nthreads &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   bool hung = done.load() < (int)nthreads;
-  while (done.load() < (int)nthreads) sbitmap_queue_wake_all(&sbq);  // unstick to join
+  while (done.load() < (int)nthreads)
+    sbitmap_queue_wake_all(&sbq);  // unstick to join
   for (auto &t : ts) t.join();
   EXPECT_FALSE(hung) << "a sleeper was never woken";
   EXPECT_EQ(dup.load(), 0);

@@ -29,12 +29,13 @@ TEST(BlkStatus, ErrnoMapping) {
   EXPECT_EQ(blk_status_to_errno(BLK_STS_DURATION_LIMIT), -ETIME);
   EXPECT_EQ(blk_status_to_errno(BLK_STS_INVAL), -EINVAL);
   // Round trip for every defined status.
-  for (blk_status_t s : std::initializer_list<blk_status_t>{BLK_STS_OK, BLK_STS_NOTSUPP, BLK_STS_TIMEOUT, BLK_STS_NOSPC,
-                         BLK_STS_TRANSPORT, BLK_STS_TARGET, BLK_STS_RESV_CONFLICT,
-                         BLK_STS_MEDIUM, BLK_STS_PROTECTION, BLK_STS_RESOURCE, BLK_STS_IOERR,
-                         BLK_STS_DM_REQUEUE, BLK_STS_AGAIN, BLK_STS_DEV_RESOURCE,
-                         BLK_STS_ZONE_OPEN_RESOURCE, BLK_STS_ZONE_ACTIVE_RESOURCE,
-                         BLK_STS_OFFLINE, BLK_STS_DURATION_LIMIT, BLK_STS_INVAL}) {
+  for (blk_status_t s : std::initializer_list<blk_status_t>{
+           BLK_STS_OK, BLK_STS_NOTSUPP, BLK_STS_TIMEOUT, BLK_STS_NOSPC,
+           BLK_STS_TRANSPORT, BLK_STS_TARGET, BLK_STS_RESV_CONFLICT,
+           BLK_STS_MEDIUM, BLK_STS_PROTECTION, BLK_STS_RESOURCE, BLK_STS_IOERR,
+           BLK_STS_DM_REQUEUE, BLK_STS_AGAIN, BLK_STS_DEV_RESOURCE,
+           BLK_STS_ZONE_OPEN_RESOURCE, BLK_STS_ZONE_ACTIVE_RESOURCE,
+           BLK_STS_OFFLINE, BLK_STS_DURATION_LIMIT, BLK_STS_INVAL}) {
     EXPECT_EQ(errno_to_blk_status(blk_status_to_errno(s)), s) << int(s);
   }
   EXPECT_EQ(errno_to_blk_status(-E2BIG), BLK_STS_IOERR);  // unknown errno
@@ -55,12 +56,15 @@ TEST(Bio, BiosetFrontPadAndVecs) {
     struct bio bio;  // last: the inline vecs follow
   };
   struct bio_set bs;
-  ASSERT_EQ(bioset_init(&bs, 4, offsetof(struct dio_like, bio), BIOSET_NEED_BVECS), 0);
+  ASSERT_EQ(
+      bioset_init(&bs, 4, offsetof(struct dio_like, bio), BIOSET_NEED_BVECS),
+      0);
   long kmalloc_before = uk::kmalloc_nr_allocated();
   alignas(4096) static char buf[16 * 4096];
 
   for (unsigned short nr : {0, 1, BIO_INLINE_VECS, BIO_INLINE_VECS + 1, 16}) {
-    struct bio *bio = bio_alloc_bioset(nullptr, nr, REQ_OP_WRITE, GFP_KERNEL, &bs);
+    struct bio *bio =
+        bio_alloc_bioset(nullptr, nr, REQ_OP_WRITE, GFP_KERNEL, &bs);
     ASSERT_NE(bio, nullptr) << nr;
     struct dio_like *d = container_of(bio, struct dio_like, bio);
     d->cookie = 42;  // the front pad is ours to write
@@ -81,12 +85,15 @@ TEST(Bio, BiosetFrontPadAndVecs) {
       EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + i * 4096), 512, 512), 512);
     EXPECT_EQ(bio->bi_vcnt, nr);
     EXPECT_EQ(bio->bi_iter.bi_size, 512u * nr);
-    EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 15 * 4096), 512, 2048), 0);  // full
+    EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 15 * 4096), 512, 2048),
+              0);  // full
     EXPECT_EQ(d->cookie, 42);
     bio_put(bio);
   }
   EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_before);  // vec tables freed
-  EXPECT_EQ(bio_alloc_bioset(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL, &bs), nullptr);
+  EXPECT_EQ(
+      bio_alloc_bioset(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL, &bs),
+      nullptr);
   bioset_exit(&bs);
 }
 
@@ -96,23 +103,29 @@ TEST(Bio, SegmentsSplitAtPageBoundaries) {
   alignas(4096) static char buf[3 * 4096];
   struct bio *bio = bio_alloc(nullptr, 4, REQ_OP_WRITE, GFP_KERNEL);
   ASSERT_NE(bio, nullptr);
-  EXPECT_EQ(bio_alloc(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL), nullptr);
+  EXPECT_EQ(bio_alloc(nullptr, BIO_MAX_VECS + 1, REQ_OP_READ, GFP_KERNEL),
+            nullptr);
 
   bio->bi_iter.bi_sector = 8;
   // 6000 bytes starting 1000 bytes into page 0: one multi-page bvec.
   bio_add_virt_nofail(bio, buf + 1000, 6000);
   // Contiguous continuation merges into the same bvec.
-  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 7000), 100, offset_in_page(buf + 7000)), 100);
+  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 7000), 100,
+                         offset_in_page(buf + 7000)),
+            100);
   EXPECT_EQ(bio->bi_vcnt, 1);
   // Non-contiguous: new bvec.
-  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 9000), 200, offset_in_page(buf + 9000)), 200);
+  EXPECT_EQ(bio_add_page(bio, virt_to_page(buf + 9000), 200,
+                         offset_in_page(buf + 9000)),
+            200);
   EXPECT_EQ(bio->bi_vcnt, 2);
   EXPECT_EQ(bio->bi_iter.bi_size, 6300u);
 
   std::vector<std::pair<char *, unsigned>> segs;
   struct bio_vec bv;
   struct bvec_iter iter;
-  bio_for_each_segment(bv, bio, iter) segs.push_back({(char *)bvec_virt(&bv), bv.bv_len});
+  bio_for_each_segment(bv, bio, iter)
+      segs.push_back({(char *)bvec_virt(&bv), bv.bv_len});
   ASSERT_EQ(segs.size(), 3u);
   EXPECT_EQ(segs[0].first, buf + 1000);
   EXPECT_EQ(segs[0].second, 4096u - 1000);
@@ -173,7 +186,9 @@ class BadblocksTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(badblocks_init(&bb_, 1), 0); }
   void TearDown() override { badblocks_exit(&bb_); }
-  int Check(sector_t s, sector_t n) { return badblocks_check(&bb_, s, n, &first_, &len_); }
+  int Check(sector_t s, sector_t n) {
+    return badblocks_check(&bb_, s, n, &first_, &len_);
+  }
   std::string Show() {
     std::string page(PAGE_SIZE, '\0');
     ssize_t n = badblocks_show(&bb_, page.data(), 0);
@@ -226,7 +241,7 @@ TEST_F(BadblocksTest, LongRangesSplitAndOverlapAck) {
 }
 
 TEST_F(BadblocksTest, ShiftRounding) {
-  bb_.shift = 3;  // 4 KiB blocks
+  bb_.shift = 3;                              // 4 KiB blocks
   EXPECT_TRUE(badblocks_set(&bb_, 9, 1, 1));  // rounds out to [8, 16)
   EXPECT_EQ(Show(), "8 8\n");
   EXPECT_EQ(Check(15, 1), 1);
@@ -244,11 +259,12 @@ TEST_F(BadblocksTest, DisabledAndFull) {
   EXPECT_FALSE(badblocks_clear(&bb_, 1, 1));
   bb_.shift = 0;
   // Fill the table with isolated sectors.
-  for (unsigned i = 0; i < MAX_BADBLOCKS; i++) ASSERT_TRUE(badblocks_set(&bb_, i * 2, 1, 1));
+  for (unsigned i = 0; i < MAX_BADBLOCKS; i++)
+    ASSERT_TRUE(badblocks_set(&bb_, i * 2, 1, 1));
   EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS);
   EXPECT_FALSE(badblocks_set(&bb_, 100000, 1, 1));  // no room
-  EXPECT_EQ(Check(100000, 1), 0);                    // unchanged
-  EXPECT_TRUE(badblocks_set(&bb_, 1, 1, 1));          // merges 0,1,2: fewer entries
+  EXPECT_EQ(Check(100000, 1), 0);                   // unchanged
+  EXPECT_TRUE(badblocks_set(&bb_, 1, 1, 1));  // merges 0,1,2: fewer entries
   EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS - 1);
 }
 

@@ -43,7 +43,8 @@ std::atomic<int> g_order{0};
 // Direct I/O buffers: 512-byte (here page) aligned, as O_DIRECT requires.
 struct Buf {
   unsigned char *p;
-  explicit Buf(size_t n) : p(static_cast<unsigned char *>(aligned_alloc(4096, n))) {}
+  explicit Buf(size_t n)
+      : p(static_cast<unsigned char *>(aligned_alloc(4096, n))) {}
   ~Buf() { free(p); }
 };
 
@@ -61,7 +62,8 @@ void io_done(void *priv, long res) {
 // Waits (bounded) for `n` completions counted by `count`.
 template <typename F>
 bool WaitFor(F done, int seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::yield();
@@ -97,8 +99,8 @@ class NullBlkIoTest : public ::testing::Test {
     if (b) bdevs_.push_back(b);
     return b;
   }
-  static ssize_t Rw(struct block_device *b, bool write, loff_t pos, void *buf, size_t len,
-                    unsigned flags = 0, Io *io = nullptr) {
+  static ssize_t Rw(struct block_device *b, bool write, loff_t pos, void *buf,
+                    size_t len, unsigned flags = 0, Io *io = nullptr) {
     struct iovec iov = {buf, len};
     return blkdev_rw(b, pos, &iov, 1, flags | (write ? BLKDEV_RW_WRITE : 0),
                      io ? io_done : nullptr, io);
@@ -151,8 +153,10 @@ TEST_F(NullBlkIoTest, IrqmodeSoftirqDeterministic) {
   alignas(4096) static char buf[8][512];
   Io io[8];
   for (int i = 0; i < 8; i++)
-    ASSERT_EQ(Rw(b, i & 1, 512 * (7 - i), buf[i], 512, 0, &io[i]), -EIOCBQUEUED);
-  for (auto &x : io) EXPECT_EQ(x.calls.load(), 0) << "completed before the softirq ran";
+    ASSERT_EQ(Rw(b, i & 1, 512 * (7 - i), buf[i], 512, 0, &io[i]),
+              -EIOCBQUEUED);
+  for (auto &x : io)
+    EXPECT_EQ(x.calls.load(), 0) << "completed before the softirq ran";
   EXPECT_TRUE(uk::softirq_pending(1) & (1u << BLOCK_SOFTIRQ));
   uk::softirq_run_pending(1);
   for (int i = 0; i < 8; i++) {
@@ -172,7 +176,8 @@ TEST_F(NullBlkIoTest, IrqmodeSoftirqThreads) {
   alignas(4096) char buf[4096];
   Io io;
   ASSERT_EQ(Rw(b, false, 0, buf, sizeof(buf), 0, &io), -EIOCBQUEUED);
-  ASSERT_TRUE(WaitFor([&] { return io.calls.load(std::memory_order_acquire) == 1; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return io.calls.load(std::memory_order_acquire) == 1; }));
   EXPECT_TRUE(io.softirq);
   EXPECT_EQ(io.cpu, 0);
   EXPECT_EQ(io.res, 4096);
@@ -210,13 +215,16 @@ TEST_F(NullBlkIoTest, IrqmodeTimerDeterministicOrder) {
 
 // Data written through the whole path reads back, at every block size,
 // with random offsets and lengths, several bios per I/O.
-class NullBlkIoBsTest : public NullBlkIoTest, public ::testing::WithParamInterface<int> {};
+class NullBlkIoBsTest : public NullBlkIoTest,
+                        public ::testing::WithParamInterface<int> {};
 
 TEST_P(NullBlkIoBsTest, MemoryBackedIntegrity) {
   const int bs = GetParam();
   char params[160];
-  snprintf(params, sizeof(params),
-           "memory_backed=1 bs=%d gb=1 irqmode=1 submit_queues=2 max_sectors=64", bs);
+  snprintf(
+      params, sizeof(params),
+      "memory_backed=1 bs=%d gb=1 irqmode=1 submit_queues=2 max_sectors=64",
+      bs);
   struct block_device *b = Load(params);
   const size_t span = 1 << 20;
   std::vector<unsigned char> shadow(span, 0);
@@ -235,26 +243,32 @@ TEST_P(NullBlkIoBsTest, MemoryBackedIntegrity) {
       memcpy(&shadow[pos], &buf[off], len);
     } else {
       ASSERT_EQ(Rw(b, false, pos, &rd[off], len), (ssize_t)len);
-      ASSERT_EQ(memcmp(&rd[off], &shadow[pos], len), 0) << "pos " << pos << " len " << len;
+      ASSERT_EQ(memcmp(&rd[off], &shadow[pos], len), 0)
+          << "pos " << pos << " len " << len;
     }
   }
   // Vectored, asynchronous, across the whole span.
   Buf ball(span);
   unsigned char *all = ball.p;
-  struct iovec iov[3] = {{&all[0], 4096}, {&all[4096], span / 2 - 4096}, {&all[span / 2], span / 2}};
+  struct iovec iov[3] = {{&all[0], 4096},
+                         {&all[4096], span / 2 - 4096},
+                         {&all[span / 2], span / 2}};
   Io io;
   ASSERT_EQ(blkdev_rw(b, 0, iov, 3, 0, io_done, &io), -EIOCBQUEUED);
-  ASSERT_TRUE(WaitFor([&] { return io.calls.load(std::memory_order_acquire) == 1; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return io.calls.load(std::memory_order_acquire) == 1; }));
   EXPECT_EQ(io.res, (long)span);
   EXPECT_EQ(memcmp(all, shadow.data(), span), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(BlockSizes, NullBlkIoBsTest, ::testing::Values(512, 1024, 2048, 4096));
+INSTANTIATE_TEST_SUITE_P(BlockSizes, NullBlkIoBsTest,
+                         ::testing::Values(512, 1024, 2048, 4096));
 
 // shared_tags: two devices, one tag set; the second queue turns on fair
 // sharing on both.
 TEST_F(NullBlkIoTest, SharedTagsAcrossDevices) {
-  struct block_device *b0 = Load("shared_tags=1 nr_devices=2 irqmode=0 gb=1 hw_queue_depth=8");
+  struct block_device *b0 =
+      Load("shared_tags=1 nr_devices=2 irqmode=0 gb=1 hw_queue_depth=8");
   struct block_device *b1 = Open("nullb1");
   ASSERT_TRUE(b0 && b1);
   struct request_queue *q0 = bdev_get_queue(b0), *q1 = bdev_get_queue(b1);
@@ -274,8 +288,9 @@ TEST_F(NullBlkIoTest, HctxSharedBitmap) {
   const unsigned saved = nr_cpu_ids;
   uk::set_nr_cpu_ids(20);
   {
-    struct block_device *b =
-        Load("shared_tag_bitmap=1 submit_queues=20 poll_queues=0 irqmode=1 gb=1 hw_queue_depth=16");
+    struct block_device *b = Load(
+        "shared_tag_bitmap=1 submit_queues=20 poll_queues=0 irqmode=1 gb=1 "
+        "hw_queue_depth=16");
     struct request_queue *q = bdev_get_queue(b);
     ASSERT_EQ(q->nr_hw_queues, 20u);
     struct blk_mq_tags *shared = q->tag_set->shared_tags;
@@ -308,7 +323,8 @@ TEST_F(NullBlkIoTest, HctxSharedBitmap) {
 // requeue fault injection: BLK_STS_RESOURCE (re-run) and driver requeues
 // alternate; every request still completes exactly once.
 TEST_F(NullBlkIoTest, RequeueInjectionCompletesEachOnce) {
-  struct block_device *b = Load("requeue=1,50,0,60 irqmode=1 hw_queue_depth=8 gb=1");
+  struct block_device *b =
+      Load("requeue=1,50,0,60 irqmode=1 hw_queue_depth=8 gb=1");
   const int n = 300;
   std::vector<Io> io(n);
   alignas(4096) static char buf[512];
@@ -325,7 +341,8 @@ TEST_F(NullBlkIoTest, RequeueInjectionCompletesEachOnce) {
     EXPECT_EQ(x.res, 512);
   }
   struct nullb *nb = null_find_dev_by_name("nullb0");
-  EXPECT_EQ(atomic_read(&nb->dev->requeue_config.attr.times), 0) << "injections not used up";
+  EXPECT_EQ(atomic_read(&nb->dev->requeue_config.attr.times), 0)
+      << "injections not used up";
   EXPECT_GE(nb->queues[0].requeue_selection, 60u);
 }
 
@@ -343,10 +360,12 @@ TEST_F(NullBlkIoTest, TimeoutInjectionCompletesEachOnce) {
   for (int i = 3; i < n; i++) EXPECT_EQ(io[i].calls.load(), 1);
   uk::virtual_clock_advance(4ULL * 1000 * 1000 * 1000);
   flush_workqueue(kblockd_workqueue);
-  for (int i = 0; i < 3; i++) EXPECT_EQ(io[i].calls.load(), 0) << "timed out too early";
+  for (int i = 0; i < 3; i++)
+    EXPECT_EQ(io[i].calls.load(), 0) << "timed out too early";
   uk::virtual_clock_advance(3ULL * 1000 * 1000 * 1000);
   flush_workqueue(kblockd_workqueue);
-  ASSERT_TRUE(WaitFor([&] { return io[2].calls.load(std::memory_order_acquire) == 1; }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return io[2].calls.load(std::memory_order_acquire) == 1; }));
   for (int i = 0; i < 3; i++) {
     EXPECT_EQ(io[i].calls.load(), 1);
     EXPECT_EQ(io[i].res, -ETIMEDOUT);
@@ -366,7 +385,8 @@ TEST_F(NullBlkIoTest, SlowRequestTimesOutOnce) {
   Io io;
   ASSERT_EQ(Rw(b, false, 0, buf, 512, 0, &io), -EIOCBQUEUED);
   uk::virtual_clock_advance(7ULL * 1000 * 1000 * 1000);
-  flush_workqueue(kblockd_workqueue);  // the timeout handler ran: error set, not completed
+  flush_workqueue(
+      kblockd_workqueue);  // the timeout handler ran: error set, not completed
   EXPECT_EQ(io.calls.load(), 0);
   uk::virtual_clock_advance(2ULL * 1000 * 1000 * 1000);
   ASSERT_EQ(io.calls.load(), 1);
@@ -383,7 +403,8 @@ TEST_F(NullBlkIoTest, FreezeWaitsForInFlight) {
   uk::pin_thread_to_cpu(0);
   alignas(4096) static char buf[4][512];
   Io io[4];
-  for (int i = 0; i < 4; i++) ASSERT_EQ(Rw(b, true, i * 512, buf[i], 512, 0, &io[i]), -EIOCBQUEUED);
+  for (int i = 0; i < 4; i++)
+    ASSERT_EQ(Rw(b, true, i * 512, buf[i], 512, 0, &io[i]), -EIOCBQUEUED);
 
   std::atomic<struct task_struct *> freezer{nullptr};
   std::atomic<bool> frozen{false};
@@ -405,7 +426,8 @@ TEST_F(NullBlkIoTest, FreezeWaitsForInFlight) {
   std::thread s([&] {
     submitter = get_current();
     alignas(4096) char sbuf[512];
-    got = Rw(b, false, 0, sbuf, 512);  // sync: waits in bio_queue_enter, then for its timer
+    got = Rw(b, false, 0, sbuf,
+             512);  // sync: waits in bio_queue_enter, then for its timer
   });
   while (!submitter.load()) std::this_thread::yield();
   ASSERT_TRUE(uk::wait_task_blocked(submitter.load()));
@@ -427,7 +449,8 @@ TEST_F(NullBlkIoTest, QuiesceHoldsDispatch) {
   blk_mq_quiesce_queue(q);
   alignas(4096) static char buf[3][512];
   Io io[3];
-  for (int i = 0; i < 3; i++) ASSERT_EQ(Rw(b, false, 0, buf[i], 512, 0, &io[i]), -EIOCBQUEUED);
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(Rw(b, false, 0, buf[i], 512, 0, &io[i]), -EIOCBQUEUED);
   blk_mq_run_hw_queues(q, false);
   flush_workqueue(kblockd_workqueue);
   for (auto &x : io) EXPECT_EQ(x.calls.load(), 0);
@@ -449,7 +472,8 @@ TEST_F(NullBlkIoTest, ThrottlingStallsUntilRefill) {
   const int n = 12;
   alignas(4096) static char buf[n][4096];
   std::vector<Io> io(n);
-  for (int i = 0; i < n; i++) ASSERT_EQ(Rw(b, true, i * 4096, buf[i], 4096, 0, &io[i]), -EIOCBQUEUED);
+  for (int i = 0; i < n; i++)
+    ASSERT_EQ(Rw(b, true, i * 4096, buf[i], 4096, 0, &io[i]), -EIOCBQUEUED);
   auto done = [&] {
     int c = 0;
     for (auto &x : io) c += x.calls.load(std::memory_order_acquire);
@@ -477,7 +501,8 @@ TEST_F(NullBlkIoTest, PollQueue) {
   alignas(4096) static char buf[2][512];
   Io io[2];
   for (int i = 0; i < 2; i++)
-    ASSERT_EQ(Rw(b, false, 0, buf[i], 512, BLKDEV_RW_POLLED, &io[i]), -EIOCBQUEUED);
+    ASSERT_EQ(Rw(b, false, 0, buf[i], 512, BLKDEV_RW_POLLED, &io[i]),
+              -EIOCBQUEUED);
   for (auto &x : io) EXPECT_EQ(x.calls.load(), 0);
   EXPECT_EQ(blk_mq_poll(q, 1, nullptr, 0), 2);
   for (auto &x : io) {
@@ -498,7 +523,8 @@ TEST_F(NullBlkIoTest, DeletedDeviceFailsIo) {
 }
 
 TEST_F(NullBlkIoTest, ConcurrentAsyncStress) {
-  struct block_device *b = Load("irqmode=1 submit_queues=2 hw_queue_depth=4 gb=1");
+  struct block_device *b =
+      Load("irqmode=1 submit_queues=2 hw_queue_depth=4 gb=1");
   const unsigned nthreads = uk::testing::StressThreads();
   const int per = 400;
   std::atomic<long> completed{0};
@@ -508,7 +534,9 @@ TEST_F(NullBlkIoTest, ConcurrentAsyncStress) {
       std::vector<Io> io(per);
       alignas(4096) static thread_local char buf[512];
       for (int i = 0; i < per; i++)
-        ASSERT_EQ(Rw(b, i & 1, ((t * per + i) % 1000) * 512, buf, 512, 0, &io[i]), -EIOCBQUEUED);
+        ASSERT_EQ(
+            Rw(b, i & 1, ((t * per + i) % 1000) * 512, buf, 512, 0, &io[i]),
+            -EIOCBQUEUED);
       ASSERT_TRUE(WaitFor([&] {
         for (auto &x : io)
           if (x.calls.load(std::memory_order_acquire) == 0) return false;
@@ -550,7 +578,8 @@ void RunQd64(struct block_device *b, long per_thread) {
   auto *subs = new std::vector<QdSubmitter>(nthreads);
   std::atomic<unsigned> finished{0};
   std::atomic<bool> timed_out{false};
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
   auto late = [&] { return std::chrono::steady_clock::now() > deadline; };
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < nthreads; t++) {
@@ -568,7 +597,8 @@ void RunQd64(struct block_device *b, long per_thread) {
         }
         s.inflight.fetch_add(1, std::memory_order_relaxed);
         loff_t pos = (loff_t)(((t * 7919 + i * 104729) % 4096) * 4096);
-        if (blkdev_rw(b, pos, &iov, 1, BLKDEV_RW_WRITE, qd_done, &s) != -EIOCBQUEUED) {
+        if (blkdev_rw(b, pos, &iov, 1, BLKDEV_RW_WRITE, qd_done, &s) !=
+            -EIOCBQUEUED) {
           s.errors.fetch_add(1);
           s.inflight.fetch_sub(1);
         }
@@ -605,7 +635,8 @@ TEST_F(NullBlkIoTest, IrqmodeSoftirqQd64SmallDepthNoStall) {
   for (int depth : {2, 8}) {
     char params[128];
     snprintf(params, sizeof(params),
-             "irqmode=1 submit_queues=1 poll_queues=0 gb=1 hw_queue_depth=%d", depth);
+             "irqmode=1 submit_queues=1 poll_queues=0 gb=1 hw_queue_depth=%d",
+             depth);
     struct block_device *b = Load(params);
     ASSERT_NE(b, nullptr);
     RunQd64(b, 1500);

@@ -94,9 +94,10 @@ TEST_F(NullBlkTest, ModuleParamDefaults) {
 }
 
 TEST_F(NullBlkTest, ModuleParamParsing) {
-  ASSERT_EQ(null_blk_module_params(
-                "submit_queues=4 hw_queue_depth=64 irqmode=2 completion_nsec=10000"),
-            0);
+  ASSERT_EQ(
+      null_blk_module_params(
+          "submit_queues=4 hw_queue_depth=64 irqmode=2 completion_nsec=10000"),
+      0);
   EXPECT_EQ(Param("submit_queues"), "4\n");
   EXPECT_EQ(Param("irqmode"), "2\n");
   // Base 0 for ints, '-' == '_', bool without value, quoted string.
@@ -112,8 +113,10 @@ TEST_F(NullBlkTest, ModuleParamParsing) {
   EXPECT_EQ(Param("gb"), "8\n");
   EXPECT_EQ(Param("mbps"), "7\n");
   EXPECT_EQ(Param("completion_nsec"), "5\n");
-  for (const char *b : {"Y", "N", "1", "0", "y", "n", "on", "off", "true", "false"})
-    EXPECT_EQ(null_blk_module_params((std::string("zoned=") + b).c_str()), 0) << b;
+  for (const char *b :
+       {"Y", "N", "1", "0", "y", "n", "on", "off", "true", "false"})
+    EXPECT_EQ(null_blk_module_params((std::string("zoned=") + b).c_str()), 0)
+        << b;
 }
 
 TEST_F(NullBlkTest, ModuleParamErrorsNameTheParameter) {
@@ -145,7 +148,9 @@ TEST_F(NullBlkTest, ModuleParamErrorsNameTheParameter) {
 }
 
 TEST_F(NullBlkTest, InitCreatesNrDevicesAndValidates) {
-  ASSERT_EQ(null_blk_module_params("nr_devices=3 bs=8192 submit_queues=100000 gb=1"), 0);
+  ASSERT_EQ(
+      null_blk_module_params("nr_devices=3 bs=8192 submit_queues=100000 gb=1"),
+      0);
   ASSERT_EQ(null_init(), 0);
   EXPECT_EQ(null_nr_devices(), 3u);
   EXPECT_TRUE(Logged("invalid block size"));
@@ -207,7 +212,8 @@ TEST_F(NullBlkTest, ConfigfsAttributes) {
   EXPECT_EQ(Store(dev, "discard", "yes"), 3);
   EXPECT_EQ(Store(dev, "discard", "x"), -EINVAL);
   EXPECT_EQ(Store(dev, "cache_size", "1"), 1);
-  EXPECT_EQ(Store(dev, "submit_queues", "0"), 1);  // not powered: no apply check
+  EXPECT_EQ(Store(dev, "submit_queues", "0"),
+            1);  // not powered: no apply check
   EXPECT_EQ(Store(dev, "nope", "1"), -ENOENT);
 
   EXPECT_EQ(Store(dev, "power", "1"), 1);
@@ -328,7 +334,8 @@ TEST_F(NullBlkTest, FaultInjection) {
 }
 
 // Writes and reads through bios at block granularity against a shadow copy.
-class NullBlkStorageTest : public NullBlkTest, public ::testing::WithParamInterface<int> {};
+class NullBlkStorageTest : public NullBlkTest,
+                           public ::testing::WithParamInterface<int> {};
 
 struct PageBuf {
   explicit PageBuf(size_t n) : n_(n), p_((char *)aligned_alloc(PAGE_SIZE, n)) {}
@@ -342,8 +349,8 @@ struct PageBuf {
   char *p_;
 };
 
-void DoIo(struct nullb *nb, enum req_op op, sector_t sector, char *buf, size_t len,
-          blk_opf_t flags = 0) {
+void DoIo(struct nullb *nb, enum req_op op, sector_t sector, char *buf,
+          size_t len, blk_opf_t flags = 0) {
   struct bio *bio = bio_alloc(nullptr, 4, op | flags, GFP_KERNEL);
   ASSERT_NE(bio, nullptr);
   bio->bi_iter.bi_sector = sector;
@@ -354,7 +361,8 @@ void DoIo(struct nullb *nb, enum req_op op, sector_t sector, char *buf, size_t l
   if (a) bio_add_virt_nofail(bio, buf, a);
   if (b > a) bio_add_virt_nofail(bio, buf + a, b - a);
   bio_add_virt_nofail(bio, buf + b, len - b);
-  EXPECT_EQ(null_process_bio(nb, bio, op, sector, len >> SECTOR_SHIFT), BLK_STS_OK);
+  EXPECT_EQ(null_process_bio(nb, bio, op, sector, len >> SECTOR_SHIFT),
+            BLK_STS_OK);
   bio_put(bio);
 }
 
@@ -364,7 +372,8 @@ TEST_P(NullBlkStorageTest, RandomIoMatchesShadow) {
   ASSERT_EQ(Store(dev, "memory_backed", "1"), 1);
   ASSERT_EQ(Store(dev, "discard", "1"), 1);
   ASSERT_EQ(Store(dev, "size", "4"), 1);
-  ASSERT_EQ(Store(dev, "blocksize", std::to_string(bs).c_str()), (ssize_t)std::to_string(bs).size());
+  ASSERT_EQ(Store(dev, "blocksize", std::to_string(bs).c_str()),
+            (ssize_t)std::to_string(bs).size());
   ASSERT_EQ(Store(dev, "power", "1"), 1);
   struct nullb *nb = dev->nullb;
   ASSERT_TRUE(dev->discard);
@@ -383,17 +392,19 @@ TEST_P(NullBlkStorageTest, RandomIoMatchesShadow) {
     int op = rng() % 4;
     if (op <= 1) {
       for (size_t i = 0; i < len; i++) buf[i] = (char)rng();
-      DoIo(nb, REQ_OP_WRITE, off >> SECTOR_SHIFT, buf.data(), len, op ? REQ_FUA : 0);
+      DoIo(nb, REQ_OP_WRITE, off >> SECTOR_SHIFT, buf.data(), len,
+           op ? REQ_FUA : 0);
       memcpy(&shadow[off], buf.data(), len);
     } else if (op == 2) {
       memset(rbuf.data(), 0xee, len);
       DoIo(nb, REQ_OP_READ, off >> SECTOR_SHIFT, rbuf.data(), len);
       size_t bad = 0;
       while (bad < len && rbuf[bad] == shadow[off + bad]) bad++;
-      ASSERT_EQ(bad, len) << "round " << round << " off " << off << " len " << len;
+      ASSERT_EQ(bad, len) << "round " << round << " off " << off << " len "
+                          << len;
     } else {
-      ASSERT_EQ(null_process_bio(nb, nullptr, REQ_OP_DISCARD, off >> SECTOR_SHIFT,
-                                 len >> SECTOR_SHIFT),
+      ASSERT_EQ(null_process_bio(nb, nullptr, REQ_OP_DISCARD,
+                                 off >> SECTOR_SHIFT, len >> SECTOR_SHIFT),
                 BLK_STS_OK);
       memset(&shadow[off], 0, len);
     }
@@ -411,7 +422,8 @@ TEST_P(NullBlkStorageTest, RandomIoMatchesShadow) {
   nullb_group_drop(dev);
 }
 
-INSTANTIATE_TEST_SUITE_P(BlockSizes, NullBlkStorageTest, ::testing::Values(512, 1024, 2048, 4096));
+INSTANTIATE_TEST_SUITE_P(BlockSizes, NullBlkStorageTest,
+                         ::testing::Values(512, 1024, 2048, 4096));
 
 TEST_F(NullBlkTest, DiscardFreesPagesAndCacheFlushes) {
   struct nullb_device *dev = nullb_group_make("c");
@@ -432,7 +444,8 @@ TEST_F(NullBlkTest, DiscardFreesPagesAndCacheFlushes) {
   EXPECT_EQ(memcmp(buf.data(), rbuf.data(), buf.size()), 0);
 
   // Discard everything: every page leaves the radix tree.
-  EXPECT_EQ(null_handle_discard(dev, 0, buf.size() >> SECTOR_SHIFT), BLK_STS_OK);
+  EXPECT_EQ(null_handle_discard(dev, 0, buf.size() >> SECTOR_SHIFT),
+            BLK_STS_OK);
   EXPECT_EQ(dev->data.rnode, nullptr);
   DoIo(nb, REQ_OP_READ, 0, rbuf.data(), rbuf.size());
   EXPECT_EQ(std::count(rbuf.begin(), rbuf.end(), 0), (long)rbuf.size());
@@ -461,7 +474,8 @@ TEST_F(NullBlkTest, BadblocksPartialIoAndOnce) {
   memset(rbuf.data(), 0, 8192);
   struct bio *bio = bio_alloc(nullptr, 1, REQ_OP_WRITE, GFP_KERNEL);
   bio_add_virt_nofail(bio, buf.data(), buf.size());
-  EXPECT_EQ(null_process_bio(dev->nullb, bio, REQ_OP_WRITE, 0, 16), BLK_STS_IOERR);
+  EXPECT_EQ(null_process_bio(dev->nullb, bio, REQ_OP_WRITE, 0, 16),
+            BLK_STS_IOERR);
   bio_put(bio);
   bio = bio_alloc(nullptr, 1, REQ_OP_READ, GFP_KERNEL);
   bio_add_virt_nofail(bio, rbuf.data(), rbuf.size());
@@ -481,7 +495,8 @@ TEST_F(NullBlkTest, ThrottleRefillsPerTick) {
   EXPECT_TRUE(test_bit(NULLB_DEV_FL_THROTTLED, &dev->flags));
   const long per_tick = (1 << 20) / 50;  // 20971 bytes per 20 ms
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
-  for (int i = 0; i < 5; i++) EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_OK);
+  for (int i = 0; i < 5; i++)
+    EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_OK);
   EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_DEV_RESOURCE);
   EXPECT_TRUE(nb->hw_queues_stopped);
   uk::virtual_clock_advance(NULLB_TIMER_INTERVAL - 1);

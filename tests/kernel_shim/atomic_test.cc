@@ -25,143 +25,143 @@ TYPED_TEST_SUITE(AtomicOpsTest, Tags);
 
 // Expands one test body for a given prefix; `big` is a value that only
 // fits the wide types (0 for atomic_t).
-#define UK_ATOMIC_BODY(pfx, atype, T, big)                                     \
-  do {                                                                         \
-    atype v = ATOMIC_INIT(5);                                                  \
-    EXPECT_EQ(pfx##_read(&v), 5);                                              \
-    pfx##_set(&v, 10);                                                         \
-    EXPECT_EQ(pfx##_read(&v), 10);                                             \
-    pfx##_set_release(&v, 11);                                                 \
-    EXPECT_EQ(pfx##_read_acquire(&v), 11);                                     \
-    pfx##_set(&v, 10);                                                         \
-    pfx##_add(3, &v);                                                          \
-    EXPECT_EQ(pfx##_read(&v), 13);                                             \
-    pfx##_sub(4, &v);                                                          \
-    EXPECT_EQ(pfx##_read(&v), 9);                                              \
-    pfx##_inc(&v);                                                             \
-    EXPECT_EQ(pfx##_read(&v), 10);                                             \
-    pfx##_dec(&v);                                                             \
-    EXPECT_EQ(pfx##_read(&v), 9);                                              \
-    /* _return: the new value; fetch_: the old one */                          \
-    EXPECT_EQ(pfx##_add_return(2, &v), 11);                                    \
-    EXPECT_EQ(pfx##_add_return_relaxed(1, &v), 12);                            \
-    EXPECT_EQ(pfx##_add_return_acquire(1, &v), 13);                            \
-    EXPECT_EQ(pfx##_add_return_release(1, &v), 14);                            \
-    EXPECT_EQ(pfx##_sub_return(4, &v), 10);                                    \
-    EXPECT_EQ(pfx##_sub_return_relaxed(1, &v), 9);                             \
-    EXPECT_EQ(pfx##_inc_return(&v), 10);                                       \
-    EXPECT_EQ(pfx##_inc_return_relaxed(&v), 11);                               \
-    EXPECT_EQ(pfx##_dec_return(&v), 10);                                       \
-    EXPECT_EQ(pfx##_dec_return_acquire(&v), 9);                                \
-    EXPECT_EQ(pfx##_fetch_add(5, &v), 9);                                      \
-    EXPECT_EQ(pfx##_read(&v), 14);                                             \
-    EXPECT_EQ(pfx##_fetch_add_relaxed(1, &v), 14);                             \
-    EXPECT_EQ(pfx##_fetch_add_acquire(1, &v), 15);                             \
-    EXPECT_EQ(pfx##_fetch_add_release(1, &v), 16);                             \
-    EXPECT_EQ(pfx##_fetch_sub(7, &v), 17);                                     \
-    EXPECT_EQ(pfx##_read(&v), 10);                                             \
-    EXPECT_EQ(pfx##_fetch_inc(&v), 10);                                        \
-    EXPECT_EQ(pfx##_fetch_dec(&v), 11);                                        \
-    EXPECT_EQ(pfx##_fetch_inc_relaxed(&v), 10);                                \
-    EXPECT_EQ(pfx##_fetch_dec_relaxed(&v), 11);                                \
-    EXPECT_EQ(pfx##_read(&v), 10);                                             \
-    /* bit operations */                                                       \
-    pfx##_set(&v, 0xf0);                                                       \
-    pfx##_and(0x3c, &v);                                                       \
-    EXPECT_EQ(pfx##_read(&v), 0x30);                                           \
-    pfx##_or(0x03, &v);                                                        \
-    EXPECT_EQ(pfx##_read(&v), 0x33);                                           \
-    pfx##_xor(0x11, &v);                                                       \
-    EXPECT_EQ(pfx##_read(&v), 0x22);                                           \
-    pfx##_andnot(0x02, &v);                                                    \
-    EXPECT_EQ(pfx##_read(&v), 0x20);                                           \
-    EXPECT_EQ(pfx##_fetch_or(0x01, &v), 0x20);                                 \
-    EXPECT_EQ(pfx##_fetch_and(0x21, &v), 0x21);                                \
-    EXPECT_EQ(pfx##_fetch_xor(0x0f, &v), 0x21);                                \
-    EXPECT_EQ(pfx##_read(&v), 0x2e);                                           \
-    EXPECT_EQ(pfx##_fetch_andnot(0x0e, &v), 0x2e);                             \
-    EXPECT_EQ(pfx##_fetch_andnot_relaxed(0x20, &v), 0x20);                     \
-    EXPECT_EQ(pfx##_read(&v), 0);                                              \
-    /* xchg / cmpxchg */                                                       \
-    pfx##_set(&v, 1);                                                          \
-    EXPECT_EQ(pfx##_xchg(&v, 2), 1);                                           \
-    EXPECT_EQ(pfx##_xchg_relaxed(&v, 3), 2);                                   \
-    EXPECT_EQ(pfx##_xchg_acquire(&v, 4), 3);                                   \
-    EXPECT_EQ(pfx##_xchg_release(&v, 5), 4);                                   \
-    EXPECT_EQ(pfx##_cmpxchg(&v, 5, 6), 5); /* success: returns old */          \
-    EXPECT_EQ(pfx##_read(&v), 6);                                              \
-    EXPECT_EQ(pfx##_cmpxchg(&v, 5, 7), 6); /* failure: returns current */      \
-    EXPECT_EQ(pfx##_read(&v), 6);                                              \
-    EXPECT_EQ(pfx##_cmpxchg_relaxed(&v, 6, 8), 6);                             \
-    EXPECT_EQ(pfx##_cmpxchg_acquire(&v, 8, 9), 8);                             \
-    EXPECT_EQ(pfx##_cmpxchg_release(&v, 9, 6), 9);                             \
-    {                                                                          \
-      T old = 5;                                                               \
-      EXPECT_FALSE(pfx##_try_cmpxchg(&v, &old, 100));                          \
-      EXPECT_EQ(old, 6); /* updated to the current value */                    \
-      EXPECT_TRUE(pfx##_try_cmpxchg(&v, &old, 100));                           \
-      EXPECT_EQ(old, 6);                                                       \
-      EXPECT_EQ(pfx##_read(&v), 100);                                          \
-      old = 1;                                                                 \
-      EXPECT_FALSE(pfx##_try_cmpxchg_acquire(&v, &old, 2));                    \
-      EXPECT_EQ(old, 100);                                                     \
-      EXPECT_TRUE(pfx##_try_cmpxchg_release(&v, &old, 7));                     \
-      EXPECT_TRUE(pfx##_try_cmpxchg_relaxed(&v, &old, 7) == false);            \
-      EXPECT_EQ(old, 7);                                                       \
-    }                                                                          \
-    /* conditional forms */                                                    \
-    pfx##_set(&v, 0);                                                          \
-    EXPECT_FALSE(pfx##_inc_not_zero(&v));                                      \
-    EXPECT_EQ(pfx##_read(&v), 0);                                              \
-    pfx##_set(&v, 3);                                                          \
-    EXPECT_TRUE(pfx##_inc_not_zero(&v));                                       \
-    EXPECT_EQ(pfx##_read(&v), 4);                                              \
-    EXPECT_FALSE(pfx##_add_unless(&v, 10, 4));                                 \
-    EXPECT_EQ(pfx##_read(&v), 4);                                              \
-    EXPECT_TRUE(pfx##_add_unless(&v, 10, 5));                                  \
-    EXPECT_EQ(pfx##_read(&v), 14);                                             \
-    EXPECT_EQ(pfx##_fetch_add_unless(&v, 1, 14), 14);                          \
-    EXPECT_EQ(pfx##_read(&v), 14);                                             \
-    EXPECT_EQ(pfx##_fetch_add_unless(&v, -4, 0), 14);                          \
-    EXPECT_EQ(pfx##_read(&v), 10);                                             \
-    pfx##_set(&v, 2);                                                          \
-    EXPECT_FALSE(pfx##_dec_and_test(&v));                                      \
-    EXPECT_TRUE(pfx##_dec_and_test(&v));                                       \
-    EXPECT_EQ(pfx##_read(&v), 0);                                              \
-    pfx##_set(&v, 10);                                                         \
-    EXPECT_FALSE(pfx##_sub_and_test(3, &v));                                   \
-    EXPECT_TRUE(pfx##_sub_and_test(7, &v));                                    \
-    pfx##_set(&v, -2);                                                         \
-    EXPECT_FALSE(pfx##_inc_and_test(&v));                                      \
-    EXPECT_TRUE(pfx##_inc_and_test(&v));                                       \
-    pfx##_set(&v, 1);                                                          \
-    EXPECT_TRUE(pfx##_add_negative(-2, &v));                                   \
-    EXPECT_EQ(pfx##_read(&v), -1);                                             \
-    EXPECT_FALSE(pfx##_add_negative(1, &v)); /* 0 is not negative */           \
-    EXPECT_FALSE(pfx##_add_negative(1, &v));                                   \
-    pfx##_set(&v, 2);                                                          \
-    EXPECT_EQ(pfx##_dec_if_positive(&v), 1);                                   \
-    EXPECT_EQ(pfx##_dec_if_positive(&v), 0);                                   \
-    EXPECT_EQ(pfx##_dec_if_positive(&v), -1); /* would go negative */          \
-    EXPECT_EQ(pfx##_read(&v), 0);                                              \
-    pfx##_set(&v, -1);                                                         \
-    EXPECT_FALSE(pfx##_inc_unless_negative(&v));                               \
-    EXPECT_EQ(pfx##_read(&v), -1);                                             \
-    pfx##_set(&v, 0);                                                          \
-    EXPECT_TRUE(pfx##_inc_unless_negative(&v));                                \
-    EXPECT_EQ(pfx##_read(&v), 1);                                              \
-    EXPECT_FALSE(pfx##_dec_unless_positive(&v));                               \
-    EXPECT_EQ(pfx##_read(&v), 1);                                              \
-    pfx##_set(&v, 0);                                                          \
-    EXPECT_TRUE(pfx##_dec_unless_positive(&v));                                \
-    EXPECT_EQ(pfx##_read(&v), -1);                                             \
-    /* width */                                                                \
-    if ((big) != 0) {                                                          \
-      pfx##_set(&v, (T)(big));                                                 \
-      EXPECT_EQ(pfx##_add_return(1, &v), (T)(big) + 1);                        \
-      EXPECT_EQ(pfx##_cmpxchg(&v, (T)(big) + 1, 0), (T)(big) + 1);             \
-      EXPECT_EQ(pfx##_read(&v), 0);                                            \
-    }                                                                          \
+#define UK_ATOMIC_BODY(pfx, atype, T, big)                                \
+  do {                                                                    \
+    atype v = ATOMIC_INIT(5);                                             \
+    EXPECT_EQ(pfx##_read(&v), 5);                                         \
+    pfx##_set(&v, 10);                                                    \
+    EXPECT_EQ(pfx##_read(&v), 10);                                        \
+    pfx##_set_release(&v, 11);                                            \
+    EXPECT_EQ(pfx##_read_acquire(&v), 11);                                \
+    pfx##_set(&v, 10);                                                    \
+    pfx##_add(3, &v);                                                     \
+    EXPECT_EQ(pfx##_read(&v), 13);                                        \
+    pfx##_sub(4, &v);                                                     \
+    EXPECT_EQ(pfx##_read(&v), 9);                                         \
+    pfx##_inc(&v);                                                        \
+    EXPECT_EQ(pfx##_read(&v), 10);                                        \
+    pfx##_dec(&v);                                                        \
+    EXPECT_EQ(pfx##_read(&v), 9);                                         \
+    /* _return: the new value; fetch_: the old one */                     \
+    EXPECT_EQ(pfx##_add_return(2, &v), 11);                               \
+    EXPECT_EQ(pfx##_add_return_relaxed(1, &v), 12);                       \
+    EXPECT_EQ(pfx##_add_return_acquire(1, &v), 13);                       \
+    EXPECT_EQ(pfx##_add_return_release(1, &v), 14);                       \
+    EXPECT_EQ(pfx##_sub_return(4, &v), 10);                               \
+    EXPECT_EQ(pfx##_sub_return_relaxed(1, &v), 9);                        \
+    EXPECT_EQ(pfx##_inc_return(&v), 10);                                  \
+    EXPECT_EQ(pfx##_inc_return_relaxed(&v), 11);                          \
+    EXPECT_EQ(pfx##_dec_return(&v), 10);                                  \
+    EXPECT_EQ(pfx##_dec_return_acquire(&v), 9);                           \
+    EXPECT_EQ(pfx##_fetch_add(5, &v), 9);                                 \
+    EXPECT_EQ(pfx##_read(&v), 14);                                        \
+    EXPECT_EQ(pfx##_fetch_add_relaxed(1, &v), 14);                        \
+    EXPECT_EQ(pfx##_fetch_add_acquire(1, &v), 15);                        \
+    EXPECT_EQ(pfx##_fetch_add_release(1, &v), 16);                        \
+    EXPECT_EQ(pfx##_fetch_sub(7, &v), 17);                                \
+    EXPECT_EQ(pfx##_read(&v), 10);                                        \
+    EXPECT_EQ(pfx##_fetch_inc(&v), 10);                                   \
+    EXPECT_EQ(pfx##_fetch_dec(&v), 11);                                   \
+    EXPECT_EQ(pfx##_fetch_inc_relaxed(&v), 10);                           \
+    EXPECT_EQ(pfx##_fetch_dec_relaxed(&v), 11);                           \
+    EXPECT_EQ(pfx##_read(&v), 10);                                        \
+    /* bit operations */                                                  \
+    pfx##_set(&v, 0xf0);                                                  \
+    pfx##_and(0x3c, &v);                                                  \
+    EXPECT_EQ(pfx##_read(&v), 0x30);                                      \
+    pfx##_or(0x03, &v);                                                   \
+    EXPECT_EQ(pfx##_read(&v), 0x33);                                      \
+    pfx##_xor(0x11, &v);                                                  \
+    EXPECT_EQ(pfx##_read(&v), 0x22);                                      \
+    pfx##_andnot(0x02, &v);                                               \
+    EXPECT_EQ(pfx##_read(&v), 0x20);                                      \
+    EXPECT_EQ(pfx##_fetch_or(0x01, &v), 0x20);                            \
+    EXPECT_EQ(pfx##_fetch_and(0x21, &v), 0x21);                           \
+    EXPECT_EQ(pfx##_fetch_xor(0x0f, &v), 0x21);                           \
+    EXPECT_EQ(pfx##_read(&v), 0x2e);                                      \
+    EXPECT_EQ(pfx##_fetch_andnot(0x0e, &v), 0x2e);                        \
+    EXPECT_EQ(pfx##_fetch_andnot_relaxed(0x20, &v), 0x20);                \
+    EXPECT_EQ(pfx##_read(&v), 0);                                         \
+    /* xchg / cmpxchg */                                                  \
+    pfx##_set(&v, 1);                                                     \
+    EXPECT_EQ(pfx##_xchg(&v, 2), 1);                                      \
+    EXPECT_EQ(pfx##_xchg_relaxed(&v, 3), 2);                              \
+    EXPECT_EQ(pfx##_xchg_acquire(&v, 4), 3);                              \
+    EXPECT_EQ(pfx##_xchg_release(&v, 5), 4);                              \
+    EXPECT_EQ(pfx##_cmpxchg(&v, 5, 6), 5); /* success: returns old */     \
+    EXPECT_EQ(pfx##_read(&v), 6);                                         \
+    EXPECT_EQ(pfx##_cmpxchg(&v, 5, 7), 6); /* failure: returns current */ \
+    EXPECT_EQ(pfx##_read(&v), 6);                                         \
+    EXPECT_EQ(pfx##_cmpxchg_relaxed(&v, 6, 8), 6);                        \
+    EXPECT_EQ(pfx##_cmpxchg_acquire(&v, 8, 9), 8);                        \
+    EXPECT_EQ(pfx##_cmpxchg_release(&v, 9, 6), 9);                        \
+    {                                                                     \
+      T old = 5;                                                          \
+      EXPECT_FALSE(pfx##_try_cmpxchg(&v, &old, 100));                     \
+      EXPECT_EQ(old, 6); /* updated to the current value */               \
+      EXPECT_TRUE(pfx##_try_cmpxchg(&v, &old, 100));                      \
+      EXPECT_EQ(old, 6);                                                  \
+      EXPECT_EQ(pfx##_read(&v), 100);                                     \
+      old = 1;                                                            \
+      EXPECT_FALSE(pfx##_try_cmpxchg_acquire(&v, &old, 2));               \
+      EXPECT_EQ(old, 100);                                                \
+      EXPECT_TRUE(pfx##_try_cmpxchg_release(&v, &old, 7));                \
+      EXPECT_TRUE(pfx##_try_cmpxchg_relaxed(&v, &old, 7) == false);       \
+      EXPECT_EQ(old, 7);                                                  \
+    }                                                                     \
+    /* conditional forms */                                               \
+    pfx##_set(&v, 0);                                                     \
+    EXPECT_FALSE(pfx##_inc_not_zero(&v));                                 \
+    EXPECT_EQ(pfx##_read(&v), 0);                                         \
+    pfx##_set(&v, 3);                                                     \
+    EXPECT_TRUE(pfx##_inc_not_zero(&v));                                  \
+    EXPECT_EQ(pfx##_read(&v), 4);                                         \
+    EXPECT_FALSE(pfx##_add_unless(&v, 10, 4));                            \
+    EXPECT_EQ(pfx##_read(&v), 4);                                         \
+    EXPECT_TRUE(pfx##_add_unless(&v, 10, 5));                             \
+    EXPECT_EQ(pfx##_read(&v), 14);                                        \
+    EXPECT_EQ(pfx##_fetch_add_unless(&v, 1, 14), 14);                     \
+    EXPECT_EQ(pfx##_read(&v), 14);                                        \
+    EXPECT_EQ(pfx##_fetch_add_unless(&v, -4, 0), 14);                     \
+    EXPECT_EQ(pfx##_read(&v), 10);                                        \
+    pfx##_set(&v, 2);                                                     \
+    EXPECT_FALSE(pfx##_dec_and_test(&v));                                 \
+    EXPECT_TRUE(pfx##_dec_and_test(&v));                                  \
+    EXPECT_EQ(pfx##_read(&v), 0);                                         \
+    pfx##_set(&v, 10);                                                    \
+    EXPECT_FALSE(pfx##_sub_and_test(3, &v));                              \
+    EXPECT_TRUE(pfx##_sub_and_test(7, &v));                               \
+    pfx##_set(&v, -2);                                                    \
+    EXPECT_FALSE(pfx##_inc_and_test(&v));                                 \
+    EXPECT_TRUE(pfx##_inc_and_test(&v));                                  \
+    pfx##_set(&v, 1);                                                     \
+    EXPECT_TRUE(pfx##_add_negative(-2, &v));                              \
+    EXPECT_EQ(pfx##_read(&v), -1);                                        \
+    EXPECT_FALSE(pfx##_add_negative(1, &v)); /* 0 is not negative */      \
+    EXPECT_FALSE(pfx##_add_negative(1, &v));                              \
+    pfx##_set(&v, 2);                                                     \
+    EXPECT_EQ(pfx##_dec_if_positive(&v), 1);                              \
+    EXPECT_EQ(pfx##_dec_if_positive(&v), 0);                              \
+    EXPECT_EQ(pfx##_dec_if_positive(&v), -1); /* would go negative */     \
+    EXPECT_EQ(pfx##_read(&v), 0);                                         \
+    pfx##_set(&v, -1);                                                    \
+    EXPECT_FALSE(pfx##_inc_unless_negative(&v));                          \
+    EXPECT_EQ(pfx##_read(&v), -1);                                        \
+    pfx##_set(&v, 0);                                                     \
+    EXPECT_TRUE(pfx##_inc_unless_negative(&v));                           \
+    EXPECT_EQ(pfx##_read(&v), 1);                                         \
+    EXPECT_FALSE(pfx##_dec_unless_positive(&v));                          \
+    EXPECT_EQ(pfx##_read(&v), 1);                                         \
+    pfx##_set(&v, 0);                                                     \
+    EXPECT_TRUE(pfx##_dec_unless_positive(&v));                           \
+    EXPECT_EQ(pfx##_read(&v), -1);                                        \
+    /* width */                                                           \
+    if ((big) != 0) {                                                     \
+      pfx##_set(&v, (T)(big));                                            \
+      EXPECT_EQ(pfx##_add_return(1, &v), (T)(big) + 1);                   \
+      EXPECT_EQ(pfx##_cmpxchg(&v, (T)(big) + 1, 0), (T)(big) + 1);        \
+      EXPECT_EQ(pfx##_read(&v), 0);                                       \
+    }                                                                     \
   } while (0)
 
 TYPED_TEST(AtomicOpsTest, WholeOpSet) {
@@ -285,12 +285,14 @@ TEST(AtomicTest, MessagePassingReleaseAcquire) {
       msg.c = 3L * i;
       smp_store_release(&seq, i);  // pairs with the consumer's load_acquire
       // wait for the consumer to be done with this round
-      while (smp_load_acquire(&ack) != i) std::this_thread::yield();  // pairs with its release
+      while (smp_load_acquire(&ack) != i)
+        std::this_thread::yield();  // pairs with its release
     }
   });
   int bad = 0;
   for (int i = 1; i <= rounds; i++) {
-    while (smp_load_acquire(&seq) != i) std::this_thread::yield();  // pairs with producer's release
+    while (smp_load_acquire(&seq) != i)
+      std::this_thread::yield();  // pairs with producer's release
     if (msg.a != i || msg.b != 2L * i || msg.c != 3L * i) bad++;
     smp_store_release(&ack, i);
   }

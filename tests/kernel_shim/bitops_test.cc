@@ -14,7 +14,8 @@
 
 namespace {
 
-const unsigned long kSizes[] = {1, 2, 31, 63, 64, 65, 127, 128, 129, 130, 200, 256, 1000};
+const unsigned long kSizes[] = {1,   2,   31,  63,  64,  65,  127,
+                                128, 129, 130, 200, 256, 1000};
 
 // A bitmap with a brute-force mirror.
 struct Ref {
@@ -146,7 +147,8 @@ TEST(BitopsTest, FindAgainstReference) {
         ASSERT_EQ(find_last_bit(m, n), r.last()) << n;
         for (unsigned long s = 0; s <= n + 1; s++) {
           ASSERT_EQ(find_next_bit(m, n, s), r.next(s, true)) << n << " " << s;
-          ASSERT_EQ(find_next_zero_bit(m, n, s), r.next(s, false)) << n << " " << s;
+          ASSERT_EQ(find_next_zero_bit(m, n, s), r.next(s, false))
+              << n << " " << s;
           unsigned long want = n;
           for (unsigned long i = s; i < n; i++) {
             if (r.bits[i] && r2.bits[i]) {
@@ -154,21 +156,24 @@ TEST(BitopsTest, FindAgainstReference) {
               break;
             }
           }
-          ASSERT_EQ(find_next_and_bit(m, r2.map.data(), n, s), want) << n << " " << s;
+          ASSERT_EQ(find_next_and_bit(m, r2.map.data(), n, s), want)
+              << n << " " << s;
         }
         // for_each_set_bit / for_each_clear_bit visit exactly the bits.
         std::vector<unsigned long> set, clear, rs, rc;
         unsigned long bit;
         for_each_set_bit(bit, m, n) set.push_back(bit);
         for_each_clear_bit(bit, m, n) clear.push_back(bit);
-        for (unsigned long i = 0; i < n; i++) (r.bits[i] ? rs : rc).push_back(i);
+        for (unsigned long i = 0; i < n; i++)
+          (r.bits[i] ? rs : rc).push_back(i);
         ASSERT_EQ(set, rs) << n;
         ASSERT_EQ(clear, rc) << n;
         if (!rs.empty()) {
           std::vector<unsigned long> from;
           bit = rs[rs.size() / 2];
           for_each_set_bit_from(bit, m, n) from.push_back(bit);
-          ASSERT_EQ(from, std::vector<unsigned long>(rs.begin() + rs.size() / 2, rs.end()));
+          ASSERT_EQ(from, std::vector<unsigned long>(rs.begin() + rs.size() / 2,
+                                                     rs.end()));
         }
       }
     }
@@ -252,17 +257,21 @@ TEST(BitopsTest, BitmapOpsAgainstReference) {
       const size_t words = BITS_TO_LONGS(n);
       std::vector<unsigned long> dst(words + 1, 0x5a5a5a5a5a5a5a5aUL);
       const unsigned long guard = dst[words];
-      auto bit_of = [&](unsigned long i) { return ((dst[i / 64] >> (i % 64)) & 1) != 0; };
+      auto bit_of = [&](unsigned long i) {
+        return ((dst[i / 64] >> (i % 64)) & 1) != 0;
+      };
       auto check = [&](auto ref_op, const char *what) {
         for (unsigned long i = 0; i < n; i++)
-          ASSERT_EQ(bit_of(i), ref_op(a.bits[i], b.bits[i])) << what << " n=" << n << " i=" << i;
+          ASSERT_EQ(bit_of(i), ref_op(a.bits[i], b.bits[i]))
+              << what << " n=" << n << " i=" << i;
         // Bits past nbits in the last word are cleared; the next word is untouched.
         if (n % 64) {
           ASSERT_EQ(dst[words - 1] >> (n % 64), 0UL) << what;
         }
         ASSERT_EQ(dst[words], guard) << what;
       };
-      bool any_and = false, any_andnot = false, inter = false, subset = true, equal = true;
+      bool any_and = false, any_andnot = false, inter = false, subset = true,
+           equal = true;
       unsigned weight = 0;
       for (unsigned long i = 0; i < n; i++) {
         any_and |= a.bits[i] && b.bits[i];
@@ -278,7 +287,8 @@ TEST(BitopsTest, BitmapOpsAgainstReference) {
       check([](bool x, bool y) { return x || y; }, "or");
       bitmap_xor(dst.data(), a.map.data(), b.map.data(), n);
       check([](bool x, bool y) { return x != y; }, "xor");
-      ASSERT_EQ(bitmap_andnot(dst.data(), a.map.data(), b.map.data(), n), any_andnot);
+      ASSERT_EQ(bitmap_andnot(dst.data(), a.map.data(), b.map.data(), n),
+                any_andnot);
       check([](bool x, bool y) { return x && !y; }, "andnot");
       bitmap_complement(dst.data(), a.map.data(), n);
       check([](bool x, bool) { return !x; }, "complement");
@@ -323,7 +333,8 @@ TEST(BitopsTest, ZeroFillSetClear) {
         bitmap_clear(m.data(), start, len);
       for (unsigned long i = start; i < start + len; i++) ref[i] = set;
       for (unsigned long i = 0; i < n; i++)
-        ASSERT_EQ(test_bit(i, m.data()), ref[i]) << n << " " << start << "+" << len;
+        ASSERT_EQ(test_bit(i, m.data()), ref[i])
+            << n << " " << start << "+" << len;
       ASSERT_EQ(m[words], 0UL);
     }
   }
@@ -331,8 +342,9 @@ TEST(BitopsTest, ZeroFillSetClear) {
 
 // Reference for bitmap_find_next_zero_area: the first aligned index at or
 // after start whose nr bits are all clear, else something > size - nr.
-unsigned long RefZeroArea(const std::vector<bool> &bits, unsigned long size, unsigned long start,
-                          unsigned int nr, unsigned long align_mask) {
+unsigned long RefZeroArea(const std::vector<bool> &bits, unsigned long size,
+                          unsigned long start, unsigned int nr,
+                          unsigned long align_mask) {
   for (unsigned long idx = (start + align_mask) & ~align_mask; idx + nr <= size;
        idx += align_mask + 1) {
     bool ok = true;
@@ -355,7 +367,8 @@ TEST(BitopsTest, FindNextZeroArea) {
           bitmap_find_next_zero_area(r.map.data(), n, start, nr, align_mask);
       unsigned long want = RefZeroArea(r.bits, n, start, nr, align_mask);
       if (want <= n - nr) {
-        ASSERT_EQ(got, want) << n << " start " << start << " nr " << nr << " mask " << align_mask;
+        ASSERT_EQ(got, want) << n << " start " << start << " nr " << nr
+                             << " mask " << align_mask;
       } else {
         ASSERT_GT(got + 0, n - nr) << n << " start " << start << " nr " << nr;
       }

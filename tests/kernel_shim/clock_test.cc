@@ -35,7 +35,8 @@ TEST(HostClockTest, MonotonicAndNearHost) {
   EXPECT_LE(ktime_get(), host + NSEC_PER_SEC);
   EXPECT_GE(ktime_get(), host);
   s64 real = ktime_get_real_seconds();
-  EXPECT_NEAR(static_cast<double>(real), static_cast<double>(time(nullptr)), 2.0);
+  EXPECT_NEAR(static_cast<double>(real), static_cast<double>(time(nullptr)),
+              2.0);
 }
 
 TEST_F(ClockTest, VirtualClockMovesOnlyWhenAdvanced) {
@@ -86,7 +87,8 @@ TEST(JiffiesTest, Conversions) {
   EXPECT_EQ(msecs_to_jiffies(4), 1ul);
   EXPECT_EQ(msecs_to_jiffies(5), 2ul);
   EXPECT_EQ(msecs_to_jiffies(1000), 250ul);
-  EXPECT_EQ(msecs_to_jiffies(static_cast<unsigned int>(-1)), static_cast<unsigned long>(MAX_JIFFY_OFFSET));
+  EXPECT_EQ(msecs_to_jiffies(static_cast<unsigned int>(-1)),
+            static_cast<unsigned long>(MAX_JIFFY_OFFSET));
   EXPECT_EQ(usecs_to_jiffies(1), 1ul);
   EXPECT_EQ(usecs_to_jiffies(4000), 1ul);
   EXPECT_EQ(usecs_to_jiffies(4001), 2ul);

@@ -168,7 +168,9 @@ TEST_F(CpuTest, SmpCallFunctionSingleRunsOnTarget) {
                 &where, 1),
             0);
   EXPECT_EQ(where, 0);
-  EXPECT_EQ(smp_call_function_single(NR_CPUS + 1, [](void *) {}, nullptr, 1), -ENXIO);
+  EXPECT_EQ(smp_call_function_single(
+                NR_CPUS + 1, [](void *) {}, nullptr, 1),
+            -ENXIO);
 }
 
 TEST_F(CpuTest, SoftirqRaisedInHardirqRunsAtIrqExit) {
@@ -190,9 +192,8 @@ TEST_F(CpuTest, SoftirqRaisedInHardirqWaitsForBhEnable) {
   uk::pin_thread_to_cpu(0);
   std::vector<int> order;
   local_bh_disable();
-  uk::run_in_hardirq(0, [&] {
-    uk::run_in_softirq(0, [&] { order.push_back(2); });
-  });
+  uk::run_in_hardirq(
+      0, [&] { uk::run_in_softirq(0, [&] { order.push_back(2); }); });
   order.push_back(1);  // irq exit found bottom halves off
   local_bh_enable();
   EXPECT_EQ(order, (std::vector<int>{1, 2}));

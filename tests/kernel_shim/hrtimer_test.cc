@@ -55,7 +55,8 @@ TEST_F(HrtimerTest, FiresInDeadlineOrderTiesInArmingOrder) {
   EXPECT_TRUE(hrtimer_is_queued(&t[0].timer));
   EXPECT_FALSE(hrtimer_is_queued(&t[1].timer));
   uk::virtual_clock_advance(1000);
-  EXPECT_EQ(rec.names(), (std::vector<std::string>{"100", "150a", "150b", "200", "300"}));
+  EXPECT_EQ(rec.names(),
+            (std::vector<std::string>{"100", "150a", "150b", "200", "300"}));
   // Each callback saw the clock at its own deadline.
   auto ev = rec.events();
   EXPECT_EQ(ev[0].now, kStart + 100);
@@ -75,7 +76,8 @@ TEST_F(HrtimerTest, ManyTimersFireSorted) {
     hrtimer_start(&t[i].timer, rng() % 100000, HRTIMER_MODE_REL);
   }
   // Cancel every third one.
-  for (int i = 0; i < n; i += 3) EXPECT_EQ(hrtimer_try_to_cancel(&t[i].timer), 1);
+  for (int i = 0; i < n; i += 3)
+    EXPECT_EQ(hrtimer_try_to_cancel(&t[i].timer), 1);
   uk::virtual_clock_advance(100000);
   auto ev = rec.events();
   EXPECT_EQ(ev.size(), static_cast<size_t>(n - (n + 2) / 3));
@@ -126,7 +128,8 @@ TEST_F(HrtimerTest, HardCallbackRunsInHardirqOnArmingCpu) {
     t[cpu].name = std::to_string(cpu);
     armers.emplace_back([&, cpu] {
       uk::pin_thread_to_cpu(cpu);
-      hrtimer_setup(&t[cpu].timer, record_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+      hrtimer_setup(&t[cpu].timer, record_fn, CLOCK_MONOTONIC,
+                    HRTIMER_MODE_REL_HARD);
       hrtimer_start(&t[cpu].timer, 10 * (4 - cpu), HRTIMER_MODE_REL_HARD);
     });
   }
@@ -426,10 +429,13 @@ TEST(HrtimerHostTest, ConcurrentStartCancelStress) {
       std::mt19937 rng(i);
       for (auto &c : ct) {
         c.fired = &fired;
-        hrtimer_setup(&c.timer, [](struct hrtimer *t) {
-          container_of(t, CountTimer, timer)->fired->fetch_add(1);
-          return HRTIMER_NORESTART;
-        }, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+        hrtimer_setup(
+            &c.timer,
+            [](struct hrtimer *t) {
+              container_of(t, CountTimer, timer)->fired->fetch_add(1);
+              return HRTIMER_NORESTART;
+            },
+            CLOCK_MONOTONIC, HRTIMER_MODE_REL);
       }
       for (int it = 0; it < 2000; it++) {
         CountTimer &c = ct[rng() % 8];

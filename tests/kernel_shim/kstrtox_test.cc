@@ -93,12 +93,14 @@ TEST(Kstrtox, SignedLimits) {
 
 TEST(Kstrtox, Bool) {
   bool b = false;
-  for (const char *t : {"y", "Y", "yes", "1", "t", "true", "T", "on", "ON", "On\n"}) {
+  for (const char *t :
+       {"y", "Y", "yes", "1", "t", "true", "T", "on", "ON", "On\n"}) {
     b = false;
     EXPECT_EQ(kstrtobool(t, &b), 0) << t;
     EXPECT_TRUE(b) << t;
   }
-  for (const char *f : {"n", "N", "no", "0", "f", "false", "off", "OFF", "0\n"}) {
+  for (const char *f :
+       {"n", "N", "no", "0", "f", "false", "off", "OFF", "0\n"}) {
     b = true;
     EXPECT_EQ(kstrtobool(f, &b), 0) << f;
     EXPECT_FALSE(b) << f;

@@ -241,7 +241,8 @@ TEST_F(ListTest, Hlist) {
   hlist_add_before(&items[2].hnode, &items[0].hnode);  // 1 2 0
   hlist_add_behind(&items[3].hnode, &items[0].hnode);  // 1 2 0 3
   hlist_add_behind(&items[4].hnode, &items[1].hnode);  // 1 4 2 0 3
-  hlist_add_before(&items[5].hnode, &items[1].hnode);  // 5 1 4 2 0 3 (new first)
+  hlist_add_before(&items[5].hnode,
+                   &items[1].hnode);  // 5 1 4 2 0 3 (new first)
   auto values = [&] {
     V v;
     Item *it;
@@ -330,7 +331,8 @@ TEST_F(ListTest, RcuReadersWalkWhileWriterAdds) {
   HLIST_HEAD(hhead);
   std::atomic<bool> done{false};
   std::atomic<long> bad{0}, walks{0};
-  const unsigned readers = uk::testing::StressThreads() > 2 ? uk::testing::StressThreads() - 1 : 1;
+  const unsigned readers =
+      uk::testing::StressThreads() > 2 ? uk::testing::StressThreads() - 1 : 1;
   std::vector<std::thread> ts;
   for (unsigned r = 0; r < readers; r++) {
     ts.emplace_back([&] {
@@ -340,7 +342,8 @@ TEST_F(ListTest, RcuReadersWalkWhileWriterAdds) {
         long prev = -1, count = 0;
         Node *pos;
         list_for_each_entry_rcu(pos, &head, node) {
-          if (pos->payload != prev + 1 || pos->payload2 != pos->payload * 7) bad++;
+          if (pos->payload != prev + 1 || pos->payload2 != pos->payload * 7)
+            bad++;
           prev = pos->payload;
           count++;
         }

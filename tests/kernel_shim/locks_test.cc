@@ -22,7 +22,8 @@ long Warns() { return __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED); }
 // Waits (yielding) until pred() holds or the deadline passes; the caller
 // asserts on the result, so a broken lock fails instead of hanging.
 template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+bool WaitFor(Pred pred,
+             std::chrono::milliseconds limit = std::chrono::seconds(5)) {
   auto end = std::chrono::steady_clock::now() + limit;
   while (!pred()) {
     if (std::chrono::steady_clock::now() > end) return false;
@@ -252,7 +253,8 @@ TEST_F(LocksTest, RwlockReadersRunConcurrently) {
       read_lock(&rw);
       inside++;
       auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (inside.load() < 2 && std::chrono::steady_clock::now() < end) cpu_relax();
+      while (inside.load() < 2 && std::chrono::steady_clock::now() < end)
+        cpu_relax();
       if (inside.load() == 2) met++;
       read_unlock(&rw);
     });

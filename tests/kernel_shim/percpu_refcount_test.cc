@@ -44,7 +44,9 @@ bool IsPercpu(struct percpu_ref *ref) {
   return __ref_is_percpu(ref, &pc);
 }
 
-long Count(struct percpu_ref *ref) { return atomic_long_read(&ref->data->count); }
+long Count(struct percpu_ref *ref) {
+  return atomic_long_read(&ref->data->count);
+}
 
 constexpr unsigned long kBias = 1UL << (BITS_PER_LONG - 1);
 
@@ -52,13 +54,15 @@ TEST(PercpuRefTest, PercpuToAtomicToPercpu) {
   size_t pcpu_before = uk::percpu_bytes_in_use();
   long kmem_before = uk::kmalloc_nr_allocated();
   Obj o;
-  ASSERT_EQ(percpu_ref_init(&o.ref, Release, PERCPU_REF_ALLOW_REINIT, GFP_KERNEL), 0);
+  ASSERT_EQ(
+      percpu_ref_init(&o.ref, Release, PERCPU_REF_ALLOW_REINIT, GFP_KERNEL), 0);
   EXPECT_TRUE(IsPercpu(&o.ref));
   EXPECT_EQ((unsigned long)Count(&o.ref), kBias + 1);
   EXPECT_FALSE(percpu_ref_is_zero(&o.ref));
 
   for (int i = 0; i < 3; i++) percpu_ref_get(&o.ref);
-  EXPECT_EQ((unsigned long)Count(&o.ref), kBias + 1) << "percpu gets touch the atomic count";
+  EXPECT_EQ((unsigned long)Count(&o.ref), kBias + 1)
+      << "percpu gets touch the atomic count";
 
   percpu_ref_switch_to_atomic_sync(&o.ref);
   rcu_barrier();  // the confirmation's own put has run
@@ -80,14 +84,16 @@ TEST(PercpuRefTest, PercpuToAtomicToPercpu) {
   EXPECT_EQ(o.released.load(), 1);
   EXPECT_TRUE(percpu_ref_is_zero(&o.ref));
   percpu_ref_exit(&o.ref);
-  EXPECT_TRUE(percpu_ref_is_zero(&o.ref)) << "is_zero must still work after exit";
+  EXPECT_TRUE(percpu_ref_is_zero(&o.ref))
+      << "is_zero must still work after exit";
   EXPECT_EQ(uk::percpu_bytes_in_use(), pcpu_before);
   EXPECT_EQ(uk::kmalloc_nr_allocated(), kmem_before);
 }
 
 TEST(PercpuRefTest, InitAtomicIsStickyUntilSwitchToPercpu) {
   Obj o;
-  ASSERT_EQ(percpu_ref_init(&o.ref, Release, PERCPU_REF_INIT_ATOMIC, GFP_KERNEL), 0);
+  ASSERT_EQ(
+      percpu_ref_init(&o.ref, Release, PERCPU_REF_INIT_ATOMIC, GFP_KERNEL), 0);
   EXPECT_FALSE(IsPercpu(&o.ref));
   EXPECT_EQ(Count(&o.ref), 1);
   percpu_ref_get_many(&o.ref, 5);
@@ -116,7 +122,8 @@ TEST(PercpuRefTest, InitAtomicIsStickyUntilSwitchToPercpu) {
 
 TEST(PercpuRefTest, InitDeadThenReinitAndResurrect) {
   Obj o;
-  ASSERT_EQ(percpu_ref_init(&o.ref, Release, PERCPU_REF_INIT_DEAD, GFP_KERNEL), 0);
+  ASSERT_EQ(percpu_ref_init(&o.ref, Release, PERCPU_REF_INIT_DEAD, GFP_KERNEL),
+            0);
   EXPECT_TRUE(percpu_ref_is_dying(&o.ref));
   EXPECT_TRUE(percpu_ref_is_zero(&o.ref));
   EXPECT_FALSE(percpu_ref_tryget(&o.ref));
@@ -131,7 +138,8 @@ TEST(PercpuRefTest, InitDeadThenReinitAndResurrect) {
   rcu_barrier();
   EXPECT_TRUE(percpu_ref_is_dying(&o.ref));
   EXPECT_FALSE(percpu_ref_tryget_live(&o.ref));
-  EXPECT_TRUE(percpu_ref_tryget(&o.ref)) << "tryget works on a dead ref with count > 0";
+  EXPECT_TRUE(percpu_ref_tryget(&o.ref))
+      << "tryget works on a dead ref with count > 0";
   percpu_ref_put(&o.ref);
   EXPECT_EQ(o.released.load(), 0);
   EXPECT_EQ(Count(&o.ref), 1);
@@ -169,7 +177,8 @@ TEST(PercpuRefTest, KillAndConfirmConfirmsOnceAfterTheSwitch) {
 
   // Confirm on a ref that is atomic already runs synchronously.
   Obj a;
-  ASSERT_EQ(percpu_ref_init(&a.ref, Release, PERCPU_REF_INIT_ATOMIC, GFP_KERNEL), 0);
+  ASSERT_EQ(
+      percpu_ref_init(&a.ref, Release, PERCPU_REF_INIT_ATOMIC, GFP_KERNEL), 0);
   percpu_ref_kill_and_confirm(&a.ref, Confirm);
   EXPECT_EQ(a.confirmed.load(), 1);
   EXPECT_EQ(a.released.load(), 1);
@@ -178,12 +187,14 @@ TEST(PercpuRefTest, KillAndConfirmConfirmsOnceAfterTheSwitch) {
 
 TEST(PercpuRefTest, SwitchToAtomicConfirmAndSecondKillWarns) {
   Obj o;
-  ASSERT_EQ(percpu_ref_init(&o.ref, Release, PERCPU_REF_ALLOW_REINIT, GFP_KERNEL), 0);
+  ASSERT_EQ(
+      percpu_ref_init(&o.ref, Release, PERCPU_REF_ALLOW_REINIT, GFP_KERNEL), 0);
   percpu_ref_switch_to_atomic(&o.ref, Confirm);
   // A second switch waits for the first to be confirmed.
   percpu_ref_switch_to_percpu(&o.ref);
   EXPECT_EQ(o.confirmed.load(), 1);
-  EXPECT_TRUE(o.confirm_saw_tryget_live.load()) << "not dying: tryget_live works";
+  EXPECT_TRUE(o.confirm_saw_tryget_live.load())
+      << "not dying: tryget_live works";
   EXPECT_TRUE(IsPercpu(&o.ref));
   percpu_ref_kill(&o.ref);
   rcu_barrier();
@@ -216,7 +227,8 @@ TEST(PercpuRefTest, BiasAndCrossCpuPuts) {
   putter.join();
   unsigned long *pc = (unsigned long *)(o.ref.percpu_count_ptr);
   unsigned long sum = 0;
-  for (int cpu = 0; cpu < (int)nr_cpu_ids; cpu++) sum += READ_ONCE(*per_cpu_ptr(pc, cpu));
+  for (int cpu = 0; cpu < (int)nr_cpu_ids; cpu++)
+    sum += READ_ONCE(*per_cpu_ptr(pc, cpu));
   EXPECT_EQ(sum, 0UL);
   if (other) {
     EXPECT_EQ((long)READ_ONCE(*per_cpu_ptr(pc, other)), -100);
@@ -248,7 +260,8 @@ TEST(PercpuRefTest, ReleaseExactlyOnceUnderRaces) {
         started++;
         for (int i = 0; i < 2000; i++) {
           bool confirmed_before = o.confirmed.load();
-          bool got = (t % 2) ? percpu_ref_tryget_live(&o.ref) : percpu_ref_tryget(&o.ref);
+          bool got = (t % 2) ? percpu_ref_tryget_live(&o.ref)
+                             : percpu_ref_tryget(&o.ref);
           if (!got) break;
           if (confirmed_before && (t % 2)) live_after_confirm++;
           if (o.released.load()) use_after_release++;

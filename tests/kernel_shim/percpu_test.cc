@@ -39,7 +39,9 @@ class PercpuTest : public ::testing::Test {
 // Restores nr_cpu_ids when a test that shrinks it ends, even on failure.
 class NrCpuGuard {
  public:
-  explicit NrCpuGuard(unsigned int n) : saved_(nr_cpu_ids) { uk::set_nr_cpu_ids(n); }
+  explicit NrCpuGuard(unsigned int n) : saved_(nr_cpu_ids) {
+    uk::set_nr_cpu_ids(n);
+  }
   ~NrCpuGuard() { uk::set_nr_cpu_ids(saved_); }
 
  private:
@@ -48,13 +50,16 @@ class NrCpuGuard {
 
 TEST_F(PercpuTest, DefinePerCpuHasOneCopyPerCpu) {
   int cpu;
-  for_each_possible_cpu(cpu) EXPECT_EQ(per_cpu(pcp_static_counter, cpu), 0) << cpu;
+  for_each_possible_cpu(cpu) EXPECT_EQ(per_cpu(pcp_static_counter, cpu), 0)
+      << cpu;
   for_each_possible_cpu(cpu) per_cpu(pcp_static_counter, cpu) = 100 + cpu;
-  for_each_possible_cpu(cpu) EXPECT_EQ(per_cpu(pcp_static_counter, cpu), 100 + cpu);
+  for_each_possible_cpu(cpu)
+      EXPECT_EQ(per_cpu(pcp_static_counter, cpu), 100 + cpu);
   EXPECT_NE(&per_cpu(pcp_static_counter, 0), &per_cpu(pcp_static_counter, 1));
   uk::pin_thread_to_cpu(1 % nr_cpu_ids);
   EXPECT_EQ(this_cpu_read(pcp_static_counter), 100 + (long)(1 % nr_cpu_ids));
-  EXPECT_EQ(this_cpu_ptr(&pcp_static_counter), &per_cpu(pcp_static_counter, 1 % nr_cpu_ids));
+  EXPECT_EQ(this_cpu_ptr(&pcp_static_counter),
+            &per_cpu(pcp_static_counter, 1 % nr_cpu_ids));
   for_each_possible_cpu(cpu) per_cpu(pcp_static_counter, cpu) = 0;
   EXPECT_EQ(reinterpret_cast<uintptr_t>(&pcp_aligned) % SMP_CACHE_BYTES, 0u);
 }
@@ -72,7 +77,8 @@ TEST_F(PercpuTest, AllocZeroedOnEveryCpuAndUnitsApart) {
     for (char ch : p->c) EXPECT_EQ(ch, 0);
     EXPECT_EQ(*per_cpu_ptr(l, cpu), 0);
     if (cpu > 0) {
-      EXPECT_EQ(reinterpret_cast<char *>(p) - reinterpret_cast<char *>(per_cpu_ptr(s, cpu - 1)),
+      EXPECT_EQ(reinterpret_cast<char *>(p) -
+                    reinterpret_cast<char *>(per_cpu_ptr(s, cpu - 1)),
                 1L << PERCPU_UNIT_SHIFT);
     }
   }
@@ -131,7 +137,7 @@ TEST_F(PercpuTest, ThisCpuOperations) {
   EXPECT_EQ(this_cpu_dec_return(*v), 20);
   EXPECT_EQ(this_cpu_sub_return(*v, 10), 10);
   EXPECT_EQ(this_cpu_xchg(*v, 99), 10);
-  EXPECT_EQ(this_cpu_cmpxchg(*v, 99, 100), 99);  // success: old value
+  EXPECT_EQ(this_cpu_cmpxchg(*v, 99, 100), 99);   // success: old value
   EXPECT_EQ(this_cpu_cmpxchg(*v, 99, 101), 100);  // failure: current value
   long old = 1;
   EXPECT_FALSE(this_cpu_try_cmpxchg(*v, &old, 5));

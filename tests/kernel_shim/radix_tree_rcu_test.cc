@@ -35,7 +35,8 @@ constexpr int kWriterIters = 30000;
 #endif
 constexpr auto kDeadline = std::chrono::seconds(3);
 
-constexpr unsigned long kMaxObjs = 4 * RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE;
+constexpr unsigned long kMaxObjs =
+    4 * RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE;
 // Items that outlive every reader: only the tree's nodes are RCU-freed here.
 Item objs[kMaxObjs];
 
@@ -114,8 +115,10 @@ TEST_F(RadixTreeRcuTest, Regression1FindGetPages) {
         long restarts = 0;
         rcu_read_lock();
       restart:
-        unsigned n = (t % 2) ? radix_tree_gang_lookup_slot_v33(&tree, slots, indices, 0, 2)
-                             : radix_tree_gang_lookup_slot(&tree, slots, indices, 0, 2);
+        unsigned n =
+            (t % 2)
+                ? radix_tree_gang_lookup_slot_v33(&tree, slots, indices, 0, 2)
+                : radix_tree_gang_lookup_slot(&tree, slots, indices, 0, 2);
         for (unsigned i = 0; i < n; i++) {
           Item *p = static_cast<Item *>(radix_tree_deref_slot(slots[i]));
           if (!p) continue;
@@ -149,7 +152,8 @@ TEST_F(RadixTreeRcuTest, LookupVsGrowAndShrink) {
 
   std::thread writer([&] {
     for (int i = 0; i < kWriterIters && Clock::now() < deadline; i++) {
-      unsigned long far = i % 3 == 0 ? RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE + 1 : 1;
+      unsigned long far =
+          i % 3 == 0 ? RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE + 1 : 1;
       ASSERT_EQ(locked_insert(far), 0);
       ASSERT_EQ(locked_delete(far), &objs[far]);
     }
@@ -188,7 +192,8 @@ TEST_F(RadixTreeRcuTest, LookupVsGrowAndShrink) {
 // iter_next (dropping RCU between chunks), while an adder inserts and tags
 // and a remover deletes. Every slot seen holds the item for its index.
 TEST_F(RadixTreeRcuTest, IterationCheck) {
-  constexpr unsigned long kItems = 3 * RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE / 2;
+  constexpr unsigned long kItems =
+      3 * RADIX_TREE_MAP_SIZE * RADIX_TREE_MAP_SIZE / 2;
   std::atomic<int> writers_left{2};
   std::atomic<long> visited{0};
   std::atomic<long> loops{0};
@@ -206,7 +211,8 @@ TEST_F(RadixTreeRcuTest, IterationCheck) {
 
   std::thread adder([&] {
     wait_for_readers();
-    for (int pass = 0; Clock::now() < deadline && (pass < passes || loops.load() < kMinWalks);
+    for (int pass = 0;
+         Clock::now() < deadline && (pass < passes || loops.load() < kMinWalks);
          pass++) {
       for (unsigned long i = 0; i < kItems; i++) {
         int err = locked_insert(i);
@@ -218,7 +224,8 @@ TEST_F(RadixTreeRcuTest, IterationCheck) {
   std::thread remover([&] {
     std::mt19937 rng(seed);
     wait_for_readers();
-    for (long i = 0; Clock::now() < deadline && (i < passes * (long)kItems || loops.load() < kMinWalks);
+    for (long i = 0; Clock::now() < deadline &&
+                     (i < passes * (long)kItems || loops.load() < kMinWalks);
          i++) {
       void *p = locked_delete(rng() % kItems);
       if (p) {
@@ -283,7 +290,8 @@ TEST_F(RadixTreeRcuTest, IterationCheck) {
   adder.join();
   remover.join();
   for (auto &r : rs) r.join();
-  printf("iteration_check: %ld walks, %ld slots\n", loops.load(), visited.load());
+  printf("iteration_check: %ld walks, %ld slots\n", loops.load(),
+         visited.load());
   EXPECT_GT(visited.load(), 0);
   verify_all_tags(&tree);
   remove_all();

@@ -47,7 +47,8 @@ TEST_F(RadixTreeTest, InsertLookupDeleteBasics) {
   // A lone item at index 0 lives in the root pointer.
   ASSERT_EQ(item_insert(&tree, 0), 0);
   EXPECT_EQ(tree.height, 0u);
-  EXPECT_EQ(radix_tree_lookup_slot(&tree, 0), reinterpret_cast<void **>(&tree.rnode));
+  EXPECT_EQ(radix_tree_lookup_slot(&tree, 0),
+            reinterpret_cast<void **>(&tree.rnode));
   EXPECT_EQ(item_insert(&tree, 0), -EEXIST);
   item_check_absent(&tree, 1);
 
@@ -72,7 +73,8 @@ TEST_F(RadixTreeTest, InsertLookupDeleteBasics) {
   item_check_absent(&tree, ~0UL - 1);
   EXPECT_TRUE(item_delete(&tree, ~0UL));
   EXPECT_FALSE(item_delete(&tree, ~0UL));
-  EXPECT_EQ(tree.height, 44 < kMapSize ? 1u : 2u);  // shrank back to what 44 needs
+  EXPECT_EQ(tree.height,
+            44 < kMapSize ? 1u : 2u);  // shrank back to what 44 needs
   verify_all_tags(&tree);
 }
 
@@ -111,7 +113,8 @@ TEST_F(RadixTreeTest, DynamicHeightCheck) {
 }
 
 TEST_F(RadixTreeTest, TagCheckSingle) {
-  const unsigned long indices[] = {0, 1, kMapSize - 1, kMapSize, 1000, 1UL << 20, ~0UL};
+  const unsigned long indices[] = {0,    1,         kMapSize - 1, kMapSize,
+                                   1000, 1UL << 20, ~0UL};
   for (unsigned long index : indices) {
     SCOPED_TRACE(index);
     ASSERT_EQ(item_insert(&tree, index), 0);
@@ -207,14 +210,17 @@ TEST_F(RadixTreeTest, SimpleTagChecks) {
 
   // Copy tag 0 to tag 2 on [100, 5000], in batches of 7.
   unsigned long first = 100, total = 0, got;
-  while ((got = radix_tree_range_tag_if_tagged(&tree, &first, 5000, 7, 0, 2)) > 0) {
+  while ((got = radix_tree_range_tag_if_tagged(&tree, &first, 5000, 7, 0, 2)) >
+         0) {
     EXPECT_LE(got, 7u);
     total += got;
     if (first > 5000) break;
   }
   EXPECT_EQ(total, (5000 - 100) / 2 + 1);
   for (unsigned long i = 0; i < n; i++)
-    ASSERT_EQ(radix_tree_tag_get(&tree, i, 2), i % 2 == 0 && i >= 100 && i <= 5000) << i;
+    ASSERT_EQ(radix_tree_tag_get(&tree, i, 2),
+              i % 2 == 0 && i >= 100 && i <= 5000)
+        << i;
   verify_all_tags(&tree);
 
   for (unsigned long i = 0; i < n; i += 2) radix_tree_tag_clear(&tree, i, 0);
@@ -265,7 +271,8 @@ TEST_F(RadixTreeTest, ThrashTags) {
       else
         ASSERT_EQ(radix_tree_lookup(&tree, i), nullptr);
       for (unsigned tag = 0; tag < RADIX_TREE_MAX_TAGS; tag++) {
-        ASSERT_EQ(radix_tree_tag_get(&tree, i, tag), tags[i][tag]) << i << " tag " << tag;
+        ASSERT_EQ(radix_tree_tag_get(&tree, i, tag), tags[i][tag])
+            << i << " tag " << tag;
         ntagged[tag] += tags[i][tag];
       }
     }
@@ -273,9 +280,11 @@ TEST_F(RadixTreeTest, ThrashTags) {
     for (unsigned tag = 0; tag < RADIX_TREE_MAX_TAGS; tag++) {
       Item *items[14];
       unsigned long seen = 0, next = 0, n;
-      while ((n = radix_tree_gang_lookup_tag(&tree, reinterpret_cast<void **>(items), next, 14,
-                                             tag)) > 0) {
-        for (unsigned long k = 0; k < n; k++) ASSERT_TRUE(tags[items[k]->index][tag]);
+      while ((n = radix_tree_gang_lookup_tag(
+                  &tree, reinterpret_cast<void **>(items), next, 14, tag)) >
+             0) {
+        for (unsigned long k = 0; k < n; k++)
+          ASSERT_TRUE(tags[items[k]->index][tag]);
         seen += n;
         next = items[n - 1]->index + 1;
       }
@@ -286,12 +295,14 @@ TEST_F(RadixTreeTest, ThrashTags) {
 
 // Gang lookups over a contiguous block around @middle, in chunks of @chunk
 // starting every @hop indices, then full scans (the harness's __gang_check).
-void GangCheck(radix_tree_root *root, unsigned long middle, long down, long up, unsigned chunk,
-               unsigned hop) {
+void GangCheck(radix_tree_root *root, unsigned long middle, long down, long up,
+               unsigned chunk, unsigned hop) {
   SCOPED_TRACE(testing::Message() << "middle " << std::hex << middle);
-  for (long idx = -down; idx < up; idx++) ASSERT_EQ(item_insert(root, middle + idx), 0);
+  for (long idx = -down; idx < up; idx++)
+    ASSERT_EQ(item_insert(root, middle + idx), 0);
   item_check_absent(root, middle - down - 1);
-  for (long idx = -down; idx < up; idx++) item_check_present(root, middle + idx);
+  for (long idx = -down; idx < up; idx++)
+    item_check_present(root, middle + idx);
   item_check_absent(root, middle + up);
 
   const unsigned long start = middle - down, nr = down + up;
@@ -300,22 +311,28 @@ void GangCheck(radix_tree_root *root, unsigned long middle, long down, long up, 
     auto lookup = engine ? radix_tree_gang_lookup_v33 : radix_tree_gang_lookup;
     for (unsigned long i = 0; i < nr; i += hop) {
       unsigned expect = std::min<unsigned long>(chunk, nr - i);
-      unsigned n = lookup(root, reinterpret_cast<void **>(items.data()), start + i, chunk);
+      unsigned n = lookup(root, reinterpret_cast<void **>(items.data()),
+                          start + i, chunk);
       ASSERT_EQ(n, expect) << "engine " << engine << " at " << start + i;
-      for (unsigned j = 0; j < n; j++) ASSERT_EQ(items[j]->index, start + i + j);
+      for (unsigned j = 0; j < n; j++)
+        ASSERT_EQ(items[j]->index, start + i + j);
     }
     // Full scan from 0: every item once, in order.
     unsigned long next = 0, seen = 0;
     unsigned n;
-    while ((n = lookup(root, reinterpret_cast<void **>(items.data()), next, chunk)) > 0) {
-      for (unsigned j = 0; j < n; j++) ASSERT_EQ(items[j]->index, start + seen + j);
+    while ((n = lookup(root, reinterpret_cast<void **>(items.data()), next,
+                       chunk)) > 0) {
+      for (unsigned j = 0; j < n; j++)
+        ASSERT_EQ(items[j]->index, start + seen + j);
       seen += n;
       next = items[n - 1]->index + 1;
       if (next == 0) break;
     }
     EXPECT_EQ(seen, nr);
     if (start + nr != 0) {
-      EXPECT_EQ(lookup(root, reinterpret_cast<void **>(items.data()), start + nr, chunk), 0u);
+      EXPECT_EQ(lookup(root, reinterpret_cast<void **>(items.data()),
+                       start + nr, chunk),
+                0u);
     }
   }
   item_kill_tree(root);
@@ -350,14 +367,17 @@ TEST_F(RadixTreeTest, BigGangCheck) {
       unsigned chunk = 1 + rng() % 64;
       auto it = shadow.lower_bound(start);
       for (int engine = 0; engine < 2; engine++) {
-        auto lookup = engine ? radix_tree_gang_lookup_v33 : radix_tree_gang_lookup;
-        unsigned n = lookup(&tree, reinterpret_cast<void **>(items.data()), start, chunk);
+        auto lookup =
+            engine ? radix_tree_gang_lookup_v33 : radix_tree_gang_lookup;
+        unsigned n = lookup(&tree, reinterpret_cast<void **>(items.data()),
+                            start, chunk);
         auto jt = it;
         for (unsigned j = 0; j < n; j++, ++jt) {
           ASSERT_NE(jt, shadow.end());
           ASSERT_EQ(items[j]->index, *jt);
         }
-        unsigned expect = std::min<size_t>(chunk, std::distance(it, shadow.end()));
+        unsigned expect =
+            std::min<size_t>(chunk, std::distance(it, shadow.end()));
         ASSERT_EQ(n, expect) << "engine " << engine;
       }
     }
@@ -370,11 +390,14 @@ TEST_F(RadixTreeTest, BigGangCheck) {
 TEST_F(RadixTreeTest, Regression2RangeTagKeepsRootTagHonest) {
   const unsigned long max_slots = kMapSize;
   const unsigned kDirty = 0, kToWrite = 2;
-  for (unsigned long i = 0; i < max_slots; i++) ASSERT_EQ(item_insert(&tree, i), 0);
+  for (unsigned long i = 0; i < max_slots; i++)
+    ASSERT_EQ(item_insert(&tree, i), 0);
   radix_tree_tag_set(&tree, max_slots - 1, kDirty);
 
   unsigned long start = 0;
-  EXPECT_EQ(radix_tree_range_tag_if_tagged(&tree, &start, max_slots - 2, 1, kDirty, kToWrite), 0u);
+  EXPECT_EQ(radix_tree_range_tag_if_tagged(&tree, &start, max_slots - 2, 1,
+                                           kDirty, kToWrite),
+            0u);
   EXPECT_FALSE(radix_tree_tagged(&tree, kToWrite));
   verify_all_tags(&tree);
 
@@ -384,8 +407,12 @@ TEST_F(RadixTreeTest, Regression2RangeTagKeepsRootTagHonest) {
   verify_all_tags(&tree);
 
   void **slots[RADIX_TREE_MAP_SIZE];
-  EXPECT_EQ(radix_tree_gang_lookup_tag_slot(&tree, slots, 1, max_slots - 2, kToWrite), 0u);
-  EXPECT_EQ(radix_tree_gang_lookup_tag_slot_v33(&tree, slots, 1, max_slots - 2, kToWrite), 0u);
+  EXPECT_EQ(
+      radix_tree_gang_lookup_tag_slot(&tree, slots, 1, max_slots - 2, kToWrite),
+      0u);
+  EXPECT_EQ(radix_tree_gang_lookup_tag_slot_v33(&tree, slots, 1, max_slots - 2,
+                                                kToWrite),
+            0u);
 }
 
 // regression3: retry/next inside the iterators while the single-entry tree
@@ -440,7 +467,8 @@ TEST_F(RadixTreeTest, Regression3IterRetryWhileGrowing) {
     item_kill_tree(&tree);
 
     // radix_tree_iter_next() inside a walk: goes on after the current index.
-    for (unsigned long i = 0; i < 3 * kMapSize; i++) ASSERT_EQ(item_insert(&tree, i), 0);
+    for (unsigned long i = 0; i < 3 * kMapSize; i++)
+      ASSERT_EQ(item_insert(&tree, i), 0);
     unsigned long count = 0;
     radix_tree_for_each_slot(slot, &tree, &iter, 0) {
       count++;
@@ -470,9 +498,11 @@ TEST_F(RadixTreeTest, IteratorsMatchShadow) {
   void **slot;
   for (int q = 0; q < 60; q++) {
     unsigned long start = q == 0 ? 0 : rng() % 25000;
-    std::vector<unsigned long> got, want(shadow.lower_bound(start), shadow.end());
+    std::vector<unsigned long> got,
+        want(shadow.lower_bound(start), shadow.end());
     radix_tree_for_each_slot(slot, &tree, &iter, start) {
-      ASSERT_EQ(static_cast<Item *>(radix_tree_deref_slot(slot))->index, iter.index);
+      ASSERT_EQ(static_cast<Item *>(radix_tree_deref_slot(slot))->index,
+                iter.index);
       got.push_back(iter.index);
     }
     EXPECT_EQ(got, want);
@@ -480,7 +510,8 @@ TEST_F(RadixTreeTest, IteratorsMatchShadow) {
     got.clear();
     want.assign(tagged.lower_bound(start), tagged.end());
     radix_tree_for_each_tagged(slot, &tree, &iter, start, 1) {
-      ASSERT_EQ(static_cast<Item *>(radix_tree_deref_slot(slot))->index, iter.index);
+      ASSERT_EQ(static_cast<Item *>(radix_tree_deref_slot(slot))->index,
+                iter.index);
       got.push_back(iter.index);
     }
     EXPECT_EQ(got, want);
@@ -488,7 +519,8 @@ TEST_F(RadixTreeTest, IteratorsMatchShadow) {
     got.clear();
     want.clear();
     for (unsigned long i = start; shadow.count(i); i++) want.push_back(i);
-    radix_tree_for_each_contig(slot, &tree, &iter, start) got.push_back(iter.index);
+    radix_tree_for_each_contig(slot, &tree, &iter, start)
+        got.push_back(iter.index);
     EXPECT_EQ(got, want) << "contig from " << start;
   }
   // Chunks never leave one leaf, and tagged chunks fit one word.
@@ -497,7 +529,8 @@ TEST_F(RadixTreeTest, IteratorsMatchShadow) {
     radix_tree_for_each_chunk(slot, &tree, &iter, 0, flags) {
       ASSERT_GT(radix_tree_chunk_size(&iter), 0u);
       ASSERT_LE(radix_tree_chunk_size(&iter), RADIX_TREE_MAP_SIZE);
-      ASSERT_EQ(iter.index >> RADIX_TREE_MAP_SHIFT, (iter.next_index - 1) >> RADIX_TREE_MAP_SHIFT);
+      ASSERT_EQ(iter.index >> RADIX_TREE_MAP_SHIFT,
+                (iter.next_index - 1) >> RADIX_TREE_MAP_SHIFT);
       radix_tree_for_each_chunk_slot(slot, &iter, flags) visited++;
     }
     EXPECT_EQ(visited, flags ? tagged.size() : shadow.size());
@@ -505,7 +538,8 @@ TEST_F(RadixTreeTest, IteratorsMatchShadow) {
 }
 
 TEST_F(RadixTreeTest, IteratorStopsAtTopOfIndexSpace) {
-  for (unsigned long i = ~0UL - 3; i != 0; i++) ASSERT_EQ(item_insert(&tree, i), 0);
+  for (unsigned long i = ~0UL - 3; i != 0; i++)
+    ASSERT_EQ(item_insert(&tree, i), 0);
   radix_tree_tag_set(&tree, ~0UL, 0);
   radix_tree_iter iter;
   void **slot;
@@ -586,7 +620,8 @@ TEST_F(RadixTreeTest, CopyTagCheck) {
   }
   unsigned long lo = rng() % 50000, hi = lo + rng() % 50000;
   unsigned long first = lo;
-  unsigned long tagged = radix_tree_range_tag_if_tagged(&tree, &first, hi, ~0UL, 0, 1);
+  unsigned long tagged =
+      radix_tree_range_tag_if_tagged(&tree, &first, hi, ~0UL, 0, 1);
   EXPECT_EQ(first, hi + 1);
   unsigned long expect = 0;
   for (auto &[index, t] : shadow) {
@@ -598,11 +633,13 @@ TEST_F(RadixTreeTest, CopyTagCheck) {
   // Several rounds of 100 reach the same result.
   first = lo;
   unsigned long total = 0, got;
-  while (first <= hi && (got = radix_tree_range_tag_if_tagged(&tree, &first, hi, 100, 0, 2)) > 0)
+  while (first <= hi && (got = radix_tree_range_tag_if_tagged(&tree, &first, hi,
+                                                              100, 0, 2)) > 0)
     total += got;
   EXPECT_EQ(total, expect);
   for (auto &[index, t] : shadow)
-    ASSERT_EQ(radix_tree_tag_get(&tree, index, 2), radix_tree_tag_get(&tree, index, 1));
+    ASSERT_EQ(radix_tree_tag_get(&tree, index, 2),
+              radix_tree_tag_get(&tree, index, 1));
   verify_all_tags(&tree);
 }
 

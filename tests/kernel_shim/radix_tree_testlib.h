@@ -59,7 +59,8 @@ inline unsigned long item_kill_tree(radix_tree_root *root) {
   unsigned long total = 0;
   unsigned int n;
 
-  while ((n = radix_tree_gang_lookup(root, reinterpret_cast<void **>(items), 0, 32)) > 0) {
+  while ((n = radix_tree_gang_lookup(root, reinterpret_cast<void **>(items), 0,
+                                     32)) > 0) {
     for (unsigned int i = 0; i < n; i++) {
       unsigned long index = items[i]->index;
       EXPECT_TRUE(item_delete(root, index));
@@ -72,14 +73,17 @@ inline unsigned long item_kill_tree(radix_tree_root *root) {
   return total;
 }
 
-inline bool node_tag_bit(const radix_tree_node *node, unsigned tag, unsigned long offset) {
-  return (node->tags[tag][offset / BITS_PER_LONG] >> (offset % BITS_PER_LONG)) & 1;
+inline bool node_tag_bit(const radix_tree_node *node, unsigned tag,
+                         unsigned long offset) {
+  return (node->tags[tag][offset / BITS_PER_LONG] >> (offset % BITS_PER_LONG)) &
+         1;
 }
 
 // Checks a subtree: interior tag bit <=> child has some tag bit; leaf tag
 // bit => slot occupied; heights and counts. Returns whether any slot of
 // @node is tagged.
-inline bool verify_node(radix_tree_node *node, unsigned tag, unsigned height, int *errors) {
+inline bool verify_node(radix_tree_node *node, unsigned tag, unsigned height,
+                        int *errors) {
   bool any = false;
   unsigned count = 0;
 
@@ -91,7 +95,8 @@ inline bool verify_node(radix_tree_node *node, unsigned tag, unsigned height, in
     if (s) count++;
     if (height > 1) {
       if (s) {
-        bool child = verify_node(static_cast<radix_tree_node *>(s), tag, height - 1, errors);
+        bool child = verify_node(static_cast<radix_tree_node *>(s), tag,
+                                 height - 1, errors);
         if (child != bit) (*errors)++;
       } else if (bit) {
         (*errors)++;
@@ -134,7 +139,8 @@ inline void drain_preloads() {
 inline unsigned Seed() {
   static unsigned seed = [] {
     unsigned s = std::random_device{}();
-    if (const char *env = getenv("UKERN_RADIX_SEED")) s = strtoul(env, nullptr, 0);
+    if (const char *env = getenv("UKERN_RADIX_SEED"))
+      s = strtoul(env, nullptr, 0);
     fprintf(stderr, "radix tree tests: random seed %u (UKERN_RADIX_SEED)\n", s);
     return s;
   }();

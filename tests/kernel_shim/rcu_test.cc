@@ -56,7 +56,8 @@ bool WriterSleeping() {
 TortureObj *torture_ptr;
 
 TortureObj *NewObj(uint64_t seq) {
-  TortureObj *o = static_cast<TortureObj *>(kmalloc(sizeof(TortureObj), GFP_KERNEL));
+  TortureObj *o =
+      static_cast<TortureObj *>(kmalloc(sizeof(TortureObj), GFP_KERNEL));
   o->magic = kMagic;
   o->seq = seq;
   for (auto &p : o->payload) p = seq;
@@ -103,7 +104,8 @@ TEST(RcuTest, TortureReadersNeverSeeFreedObjects) {
   auto end = Clock::now() + milliseconds(1500);
   uint64_t seq = 1;
   // Enough updates and enough reads overlapping them, within a time budget.
-  for (; (seq < 3000 || reads.load(std::memory_order_relaxed) < 20000) && Clock::now() < end;
+  for (; (seq < 3000 || reads.load(std::memory_order_relaxed) < 20000) &&
+         Clock::now() < end;
        seq++) {
     TortureObj *old = rcu_replace_pointer(torture_ptr, NewObj(seq), true);
     switch (seq % 3) {
@@ -157,7 +159,8 @@ TEST(RcuTest, GracePeriodWaitsForPreexistingReadersOnly) {
   // The writer's grace period has begun and it sleeps waiting for r1: it
   // cannot have returned.
   ASSERT_TRUE(WaitFor([&] {
-    return WriterSleeping() && __atomic_load_n(&uk::rcu_gp_ctr, __ATOMIC_RELAXED) >= cookie;
+    return WriterSleeping() &&
+           __atomic_load_n(&uk::rcu_gp_ctr, __ATOMIC_RELAXED) >= cookie;
   }));
   EXPECT_FALSE(sync_done.load());
   EXPECT_FALSE(poll_state_synchronize_rcu(cookie));
@@ -236,13 +239,16 @@ TEST(RcuTest, AtomicSectionsAreReaders) {
   unsigned long flags = 0;
   spinlock_t lock;
   spin_lock_init(&lock);
-  ExpectSectionHoldsOffWriter([] { preempt_disable(); }, [] { preempt_enable(); });
-  ExpectSectionHoldsOffWriter([] { local_bh_disable(); }, [] { local_bh_enable(); });
+  ExpectSectionHoldsOffWriter([] { preempt_disable(); },
+                              [] { preempt_enable(); });
+  ExpectSectionHoldsOffWriter([] { local_bh_disable(); },
+                              [] { local_bh_enable(); });
   ExpectSectionHoldsOffWriter([&] { local_irq_save(flags); },
                               [&] { local_irq_restore(flags); });
   ExpectSectionHoldsOffWriter([&] { spin_lock_irqsave(&lock, flags); },
                               [&] { spin_unlock_irqrestore(&lock, flags); });
-  ExpectSectionHoldsOffWriter([&] { spin_lock(&lock); }, [&] { spin_unlock(&lock); });
+  ExpectSectionHoldsOffWriter([&] { spin_lock(&lock); },
+                              [&] { spin_unlock(&lock); });
   // A hardirq handler, entered from a thread that holds no CPU.
   std::atomic<int> irq_state{0};
   std::atomic<bool> in{false};

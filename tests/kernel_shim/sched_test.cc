@@ -36,7 +36,9 @@ class TaskThread {
   ~TaskThread() {
     if (thr_.joinable()) thr_.join();
   }
-  struct task_struct *task() const { return task_.load(std::memory_order_acquire); }
+  struct task_struct *task() const {
+    return task_.load(std::memory_order_acquire);
+  }
   bool done() const { return done_.load(std::memory_order_acquire); }
   void join() { thr_.join(); }
 
@@ -164,7 +166,8 @@ TEST(SchedTest, BlockedSignalsAreNotPendingUntilUnblocked) {
   sigaddset(&set, SIGUSR2);
   sigaddset(&set, SIGKILL);
   ASSERT_EQ(uk::task_sigprocmask(SIG_BLOCK, &set, &old), 0);
-  EXPECT_EQ(uk::task_blocked_mask(me), sigmask(SIGUSR2));  // SIGKILL not blockable
+  EXPECT_EQ(uk::task_blocked_mask(me),
+            sigmask(SIGUSR2));  // SIGKILL not blockable
 
   set_current_state(TASK_INTERRUPTIBLE);
   uk::task_send_signal(me, SIGUSR2);

@@ -36,7 +36,8 @@ class SlabTest : public ::testing::Test {
     atomic_set(&failslab.times, 0);
     atomic_set(&failslab.space, 0);
     uk::failslab_set_cache_filter(nullptr);
-    EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_base_) << "kmalloc objects leaked";
+    EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_base_)
+        << "kmalloc objects leaked";
   }
   long kmalloc_base_ = 0;
 };
@@ -147,7 +148,8 @@ void ObjCtor(void *p) {
 }
 
 TEST_F(SlabTest, KmemCacheLifecycleAndCounters) {
-  struct kmem_cache *c = kmem_cache_create("test_obj", sizeof(Obj), 0, 0, ObjCtor);
+  struct kmem_cache *c =
+      kmem_cache_create("test_obj", sizeof(Obj), 0, 0, ObjCtor);
   ASSERT_NE(c, nullptr);
   EXPECT_STREQ(uk::kmem_cache_name(c), "test_obj");
   EXPECT_EQ(kmem_cache_size(c), sizeof(Obj));
@@ -203,7 +205,8 @@ TEST_F(SlabTest, CountersSurviveThreadExit) {
   for (int t = 0; t < 4; t++) {
     ts.emplace_back([&, t] {
       void *keep = kmem_cache_alloc(c, GFP_KERNEL);
-      for (int i = 0; i < 50; i++) kmem_cache_free(c, kmem_cache_alloc(c, GFP_KERNEL));
+      for (int i = 0; i < 50; i++)
+        kmem_cache_free(c, kmem_cache_alloc(c, GFP_KERNEL));
       from_threads[t] = keep;
     });
   }
@@ -211,7 +214,8 @@ TEST_F(SlabTest, CountersSurviveThreadExit) {
   // The threads are gone; their counts are not.
   EXPECT_EQ(uk::slab_nr_allocated(c), 4);
   EXPECT_EQ(uk::slab_nr_tallocated(c), 4 + 4 * 50);
-  for (void *p : from_threads) kmem_cache_free(c, p);  // freed by another thread
+  for (void *p : from_threads)
+    kmem_cache_free(c, p);  // freed by another thread
   EXPECT_EQ(uk::slab_nr_allocated(c), 0);
   kmem_cache_destroy(c);
   // A new cache reusing the slot starts from zero.
@@ -222,7 +226,8 @@ TEST_F(SlabTest, CountersSurviveThreadExit) {
 }
 
 TEST_F(SlabTest, AlignmentHonoured) {
-  struct kmem_cache *hw = kmem_cache_create("hw", 24, 0, SLAB_HWCACHE_ALIGN, nullptr);
+  struct kmem_cache *hw =
+      kmem_cache_create("hw", 24, 0, SLAB_HWCACHE_ALIGN, nullptr);
   struct kmem_cache *a128 = kmem_cache_create("a128", 40, 128, 0, nullptr);
   struct kmem_cache *small = kmem_cache_create("small", 3, 0, 0, nullptr);
   std::vector<void *> ps;

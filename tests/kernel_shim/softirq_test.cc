@@ -155,7 +155,8 @@ TEST_F(SoftirqTest, RaisedInIpiFromAnotherCpusSoftirqRunsThere) {
   int sender_cpu = -1;
   uk::run_in_softirq(0, [&] {
     sender_cpu = smp_processor_id();
-    ASSERT_EQ(smp_call_function_single(1, raise_rx_ipi, &ipi_saw_serving, 1), 0);
+    ASSERT_EQ(smp_call_function_single(1, raise_rx_ipi, &ipi_saw_serving, 1),
+              0);
     EXPECT_TRUE(in_serving_softirq());
     EXPECT_EQ(smp_processor_id(), 0);
   });

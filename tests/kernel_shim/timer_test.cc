@@ -122,7 +122,8 @@ TEST_F(TimerTest, AddTimerOnTargetsCpu) {
   NamedTimer t{};
   t.rec = &rec;
   t.name = "t";
-  timer_setup(&t.timer, record_fn, TIMER_PINNED | TIMER_DEFERRABLE | TIMER_IRQSAFE);
+  timer_setup(&t.timer, record_fn,
+              TIMER_PINNED | TIMER_DEFERRABLE | TIMER_IRQSAFE);
   t.timer.expires = jiffies + 1;
   add_timer_on(&t.timer, 3);
   uk::virtual_clock_advance(2 * TICK_NSEC);
@@ -160,13 +161,16 @@ TEST_F(TimerTest, OrderedWithHrtimersTiesByArmingOrder) {
   uk::virtual_clock_advance(TICK_NSEC - (uk::clock_now_ns() % TICK_NSEC));
   u64 base = uk::clock_now_ns();
   timer_setup(&tl.timer, record_fn, 0);
-  for (auto &x : h) hrtimer_setup(&x.timer, fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+  for (auto &x : h)
+    hrtimer_setup(&x.timer, fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
   hrtimer_start(&h[2].timer, base + 5000000, HRTIMER_MODE_ABS);
-  mod_timer(&tl.timer, jiffies + 1);                              // 4 ms, armed first
-  hrtimer_start(&h[1].timer, base + 4000000, HRTIMER_MODE_ABS);  // 4 ms, armed second
+  mod_timer(&tl.timer, jiffies + 1);  // 4 ms, armed first
+  hrtimer_start(&h[1].timer, base + 4000000,
+                HRTIMER_MODE_ABS);  // 4 ms, armed second
   hrtimer_start(&h[0].timer, base + 3000000, HRTIMER_MODE_ABS);
   uk::virtual_clock_advance(10000000);
-  EXPECT_EQ(rec.names(), (std::vector<std::string>{"hr3ms", "timer", "hr4ms", "hr5ms"}));
+  EXPECT_EQ(rec.names(),
+            (std::vector<std::string>{"hr3ms", "timer", "hr4ms", "hr5ms"}));
 }
 
 struct SelfRearm {
@@ -240,7 +244,8 @@ TEST(TimerHostTest, OneJiffyTimerFires) {
   ASSERT_FALSE(uk::clock_is_virtual());
   static std::atomic<int> n{0};
   struct timer_list t;
-  timer_setup(&t, [](struct timer_list *) { n++; }, 0);
+  timer_setup(
+      &t, [](struct timer_list *) { n++; }, 0);
   unsigned long j = jiffies;
   mod_timer(&t, j + 1);
   ASSERT_TRUE(WaitFor([] { return n.load() == 1; }, 5.0));
@@ -252,7 +257,9 @@ TEST(TimerHostTest, ConcurrentModDelStress) {
   const unsigned nthreads = uk::testing::StressThreads();
   static std::atomic<int> fired{0};
   struct timer_list shared[4];
-  for (auto &t : shared) timer_setup(&t, [](struct timer_list *) { fired++; }, 0);
+  for (auto &t : shared)
+    timer_setup(
+        &t, [](struct timer_list *) { fired++; }, 0);
   std::vector<std::thread> ts;
   for (unsigned i = 0; i < nthreads; i++) {
     ts.emplace_back([&, i] {

@@ -26,7 +26,8 @@ struct CountingEntry {
   void *last_key = nullptr;
 };
 
-int counting_wake(struct wait_queue_entry *wq_entry, unsigned mode, int flags, void *key) {
+int counting_wake(struct wait_queue_entry *wq_entry, unsigned mode, int flags,
+                  void *key) {
   CountingEntry *e = container_of(wq_entry, CountingEntry, wq);
   e->calls++;
   e->last_key = key;
@@ -120,7 +121,8 @@ TEST(WaitTest, AutoremoveAndDefaultWakeFunction) {
   }
   {
     DEFINE_WAIT(wait);
-    EXPECT_FALSE(prepare_to_wait_exclusive(&wq, &wait, TASK_UNINTERRUPTIBLE) == false);
+    EXPECT_FALSE(prepare_to_wait_exclusive(&wq, &wait, TASK_UNINTERRUPTIBLE) ==
+                 false);
     finish_wait(&wq, &wait);  // not woken: finish_wait unlinks it
     EXPECT_FALSE(waitqueue_active(&wq));
     EXPECT_EQ(task_state_read(current), (unsigned)TASK_RUNNING);
@@ -172,7 +174,8 @@ struct PollWaiter {
   std::atomic<int> woken{0};
 };
 
-int poll_wake(struct wait_queue_entry *wait, unsigned mode, int sync, void *key) {
+int poll_wake(struct wait_queue_entry *wait, unsigned mode, int sync,
+              void *key) {
   PollWaiter *w = container_of(wait, PollWaiter, wait);
   if (key && !(key_to_poll(key) & w->events)) return 0;
   w->woken.fetch_add(1);
@@ -346,7 +349,8 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleHrtimeout) {
   std::atomic<struct task_struct *> task{nullptr};
   std::thread t([&] {
     task.store(current);
-    ret.store(wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
+    ret.store(
+        wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
   });
   while (!task.load()) std::this_thread::yield();
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
@@ -359,7 +363,8 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleHrtimeout) {
   task.store(nullptr);
   std::thread t2([&] {
     task.store(current);
-    ret.store(wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
+    ret.store(
+        wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
   });
   while (!task.load()) std::this_thread::yield();
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
@@ -410,8 +415,7 @@ void NoLostWakeups(bool exclusive) {
           wait_event(items_wq, take());
         consumed.fetch_add(1, std::memory_order_relaxed);
         /* the CAS in take() is fully ordered: wq_has_sleeper()'s pairing */
-        if (wq_has_sleeper(&space_wq))
-          wake_up(&space_wq);
+        if (wq_has_sleeper(&space_wq)) wake_up(&space_wq);
       }
     });
   for (int p = 0; p < producers; p++)

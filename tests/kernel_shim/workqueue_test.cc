@@ -53,7 +53,8 @@ TEST(WorkqueueTest, OrderingOnOneCpuAndPlacement) {
     items[i].mu = &mu;
     INIT_WORK(&items[i].work, log_fn);
   }
-  for (int i = 0; i < kN; i++) EXPECT_TRUE(queue_work_on(1, wq, &items[i].work));
+  for (int i = 0; i < kN; i++)
+    EXPECT_TRUE(queue_work_on(1, wq, &items[i].work));
   flush_workqueue(wq);
   ASSERT_EQ(log.size(), (size_t)kN);
   for (int i = 0; i < kN; i++) {
@@ -244,7 +245,8 @@ struct Chain {
 void chain_fn(struct work_struct *work) {
   Chain *c = container_of(work, Chain, work);
   c->runs.fetch_add(1);
-  if (c->left.fetch_sub(1) > 1 && !queue_work(c->wq, &c->work)) c->requeue_ok.store(false);
+  if (c->left.fetch_sub(1) > 1 && !queue_work(c->wq, &c->work))
+    c->requeue_ok.store(false);
 }
 
 TEST(WorkqueueTest, RequeueFromWorkFunctionAndDrain) {
@@ -280,7 +282,9 @@ TEST(WorkqueueTest, FlushWorkqueueWaitsForEverythingQueuedBefore) {
 
 TEST(WorkqueueTest, WorkerThreadCountStaysBounded) {
   std::vector<struct workqueue_struct *> wqs;
-  for (int i = 0; i < 6; i++) wqs.push_back(alloc_workqueue("uk_test_many%d", i & 1 ? WQ_UNBOUND : 0, 0, i));
+  for (int i = 0; i < 6; i++)
+    wqs.push_back(
+        alloc_workqueue("uk_test_many%d", i & 1 ? WQ_UNBOUND : 0, 0, i));
   constexpr int kN = 64;
   static Item items[6][kN];
   for (int round = 0; round < 3; round++) {

@@ -43,7 +43,9 @@ typedef enum io_iocb_cmd {
 } io_iocb_cmd_t;
 
 /* LP64 little-endian: pointers and longs already fill their 8 bytes. */
-#define PADDED(x, y) x; unsigned y
+#define PADDED(x, y) \
+	x;           \
+	unsigned y
 #define PADDEDptr(x, y) x
 #define PADDEDul(x, y) unsigned long x
 
@@ -199,8 +201,8 @@ static inline void io_prep_preadv2(struct iocb *iocb, int fd, const struct iovec
 	iocb->u.c.offset = offset;
 }
 
-static inline void io_prep_pwritev2(struct iocb *iocb, int fd, const struct iovec *iov,
-				    int iovcnt, long long offset, int flags)
+static inline void io_prep_pwritev2(struct iocb *iocb, int fd, const struct iovec *iov, int iovcnt,
+				    long long offset, int flags)
 {
 	memset(iocb, 0, sizeof(*iocb));
 	iocb->aio_fildes = fd;
@@ -221,8 +223,7 @@ static inline void io_prep_poll(struct iocb *iocb, int fd, int events)
 	iocb->u.poll.events = events;
 }
 
-static inline int io_poll(io_context_t ctx, struct iocb *iocb, io_callback_t cb, int fd,
-			  int events)
+static inline int io_poll(io_context_t ctx, struct iocb *iocb, io_callback_t cb, int fd, int events)
 {
 	io_prep_poll(iocb, fd, events);
 	io_set_callback(iocb, cb);

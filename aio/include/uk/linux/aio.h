@@ -60,7 +60,8 @@ struct mm_struct *aio_current_mm(void);
 extern unsigned long aio_nr;
 extern unsigned long aio_max_nr;
 
-namespace uk::aio {
+namespace uk::aio
+{
 
 /*
  * Before/after switches (seeds 1 and 2), read at every use; change them only

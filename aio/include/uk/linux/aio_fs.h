@@ -87,8 +87,7 @@ extern const struct file_operations host_file_operations;
  * Routes descriptor `fd` to `fops` (mode: FMODE_READ|FMODE_WRITE...).
  * Returns 0, -EBADF for a bad number or -EBUSY when already registered.
  */
-int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode,
-		      void *private_data);
+int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode, void *private_data);
 int aio_unregister_file(int fd);
 
 /* An in-memory "null" device for benchmarks (until null_blk exists):
@@ -103,7 +102,8 @@ extern const struct file_operations aio_null_file_operations;
 extern const struct file_operations def_blk_fops;
 
 #ifdef __cplusplus
-namespace uk {
+namespace uk
+{
 /*
  * Opens block device @name ("nullb0", "/dev/nullb0" or "/dev/ukern/nullb0")
  * for aio: returns a descriptor (a sparse memfd of the device's size, so
@@ -117,7 +117,7 @@ int aio_open_blkdev(const char *name, int flags);
 /* Unregisters, drops the device and closes @fd; no I/O may be in flight. */
 int aio_close_blkdev(int fd);
 bool aio_is_blkdev(int fd);
-}  // namespace uk
+} // namespace uk
 #endif
 
 #endif /* UK_LINUX_AIO_FS_H */

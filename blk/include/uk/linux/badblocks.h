@@ -29,12 +29,12 @@ struct device;
 
 struct badblocks {
 	struct device *dev;
-	int count;         /* entries in use */
+	int count;	   /* entries in use */
 	int unacked_exist; /* some entry is not acknowledged */
-	int shift;         /* block size is 1 << shift sectors; -1: disabled */
-	u64 *page;         /* the table */
+	int shift;	   /* block size is 1 << shift sectors; -1: disabled */
+	u64 *page;	   /* the table */
 	int changed;
-	spinlock_t lock;   /* the kernel uses a seqlock; readers are rare here */
+	spinlock_t lock; /* the kernel uses a seqlock; readers are rare here */
 	sector_t sector;
 	sector_t size;
 };

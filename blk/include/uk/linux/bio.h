@@ -87,15 +87,14 @@ static inline void bio_advance(struct bio *bio, unsigned int nbytes)
 }
 
 /* Single-page segments from @start on. */
-#define __bio_for_each_segment(bvl, bio, iter, start)                         \
-	for (iter = (start);                                                  \
-	     (iter).bi_size && ((bvl = bio_iter_iovec((bio), (iter))), 1);    \
+#define __bio_for_each_segment(bvl, bio, iter, start)                                      \
+	for (iter = (start); (iter).bi_size && ((bvl = bio_iter_iovec((bio), (iter))), 1); \
 	     bio_advance_iter_single((bio), &(iter), (bvl).bv_len))
 #define bio_for_each_segment(bvl, bio, iter) __bio_for_each_segment(bvl, bio, iter, (bio)->bi_iter)
 
 /* Multi-page bvecs. */
-#define __bio_for_each_bvec(bvl, bio, iter, start)                            \
-	for (iter = (start);                                                  \
+#define __bio_for_each_bvec(bvl, bio, iter, start)                                       \
+	for (iter = (start);                                                             \
 	     (iter).bi_size && ((bvl = mp_bvec_iter_bvec((bio)->bi_io_vec, (iter))), 1); \
 	     bio_advance_iter_single((bio), &(iter), (bvl).bv_len))
 #define bio_for_each_bvec(bvl, bio, iter) __bio_for_each_bvec(bvl, bio, iter, (bio)->bi_iter)

@@ -211,7 +211,8 @@ struct blk_mq_ops {
 	void (*complete)(struct request *);
 	int (*init_hctx)(struct blk_mq_hw_ctx *, void *, unsigned int);
 	void (*exit_hctx)(struct blk_mq_hw_ctx *, unsigned int);
-	int (*init_request)(struct blk_mq_tag_set *set, struct request *, unsigned int, unsigned int);
+	int (*init_request)(struct blk_mq_tag_set *set, struct request *, unsigned int,
+			    unsigned int);
 	void (*exit_request)(struct blk_mq_tag_set *set, struct request *, unsigned int);
 	void (*map_queues)(struct blk_mq_tag_set *set);
 };
@@ -285,8 +286,12 @@ struct blk_mq_ctx {
 	struct request_queue *queue;
 };
 
-#define queue_for_each_hw_ctx(q, hctx, i) \
-	for ((i) = 0; (i) < (q)->nr_hw_queues && ({ hctx = (q)->queue_hw_ctx[i]; 1; }); (i)++)
+#define queue_for_each_hw_ctx(q, hctx, i)                  \
+	for ((i) = 0; (i) < (q)->nr_hw_queues && ({        \
+			      hctx = (q)->queue_hw_ctx[i]; \
+			      1;                           \
+		      });                                  \
+	     (i)++)
 
 static inline bool blk_mq_is_shared_tags(unsigned int flags)
 {

@@ -174,7 +174,7 @@ enum {
 struct bio {
 	struct bio *bi_next; /* request queue link */
 	struct block_device *bi_bdev;
-	blk_opf_t bi_opf;    /* REQ_OP_* in the low bits, REQ_* flags above */
+	blk_opf_t bi_opf; /* REQ_OP_* in the low bits, REQ_* flags above */
 	unsigned short bi_flags;
 	unsigned short bi_ioprio;
 	blk_status_t bi_status;
@@ -186,9 +186,9 @@ struct bio {
 	bio_end_io_t *bi_end_io;
 	void *bi_private;
 
-	unsigned short bi_vcnt;     /* how many bio_vecs are filled in */
+	unsigned short bi_vcnt;	    /* how many bio_vecs are filled in */
 	unsigned short bi_max_vecs; /* how many bi_io_vec can hold */
-	atomic_t __bi_cnt;          /* pin count */
+	atomic_t __bi_cnt;	    /* pin count */
 	struct bio_vec *bi_io_vec;
 	struct bio_set *bi_pool;
 
@@ -236,13 +236,7 @@ static inline bool op_is_zone_mgmt(enum req_op op)
 	}
 }
 
-enum stat_group {
-	STAT_READ,
-	STAT_WRITE,
-	STAT_DISCARD,
-	STAT_FLUSH,
-	NR_STAT_GROUPS
-};
+enum stat_group { STAT_READ, STAT_WRITE, STAT_DISCARD, STAT_FLUSH, NR_STAT_GROUPS };
 
 static inline int op_stat_group(enum req_op op)
 {

@@ -233,7 +233,8 @@ typedef void (*blkdev_rw_done_t)(void *priv, long res);
 ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov,
 		  unsigned long nr_segs, unsigned int flags, blkdev_rw_done_t done, void *priv);
 
-namespace uk {
+namespace uk
+{
 
 /*
  * Finds a disk registered with add_disk() by name: "nullb0",
@@ -249,6 +250,6 @@ static inline u64 blkdev_size(struct block_device *bdev)
 	return (u64)bdev_nr_sectors(bdev) << SECTOR_SHIFT;
 }
 
-}  // namespace uk
+} // namespace uk
 
 #endif /* UK_LINUX_BLKDEV_H */

@@ -41,9 +41,7 @@ static inline void *kmap_local_page(struct page *page)
 	return page_address(page);
 }
 
-static inline void kunmap_local(const void *addr)
-{
-}
+static inline void kunmap_local(const void *addr) {}
 
 struct bio_vec {
 	struct page *bv_page;
@@ -65,9 +63,9 @@ static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr, unsigned int l
 }
 
 struct bvec_iter {
-	sector_t bi_sector;        /* device address in 512 byte sectors */
-	unsigned int bi_size;      /* residual I/O count */
-	unsigned int bi_idx;       /* current index into bvl_vec */
+	sector_t bi_sector;	   /* device address in 512 byte sectors */
+	unsigned int bi_size;	   /* residual I/O count */
+	unsigned int bi_idx;	   /* current index into bvl_vec */
 	unsigned int bi_bvec_done; /* number of bytes completed in current bvec */
 };
 
@@ -80,23 +78,24 @@ struct bvec_iter {
 #define mp_bvec_iter_offset(bvec, iter) \
 	(__bvec_iter_bvec((bvec), (iter))->bv_offset + (iter).bi_bvec_done)
 #define mp_bvec_iter_page_idx(bvec, iter) (mp_bvec_iter_offset((bvec), (iter)) / PAGE_SIZE)
-#define mp_bvec_iter_bvec(bvec, iter)                                   \
-	((struct bio_vec){                                              \
-		.bv_page = mp_bvec_iter_page((bvec), (iter)),           \
-		.bv_len = mp_bvec_iter_len((bvec), (iter)),             \
-		.bv_offset = mp_bvec_iter_offset((bvec), (iter)),       \
+#define mp_bvec_iter_bvec(bvec, iter)                             \
+	((struct bio_vec){                                        \
+		.bv_page = mp_bvec_iter_page((bvec), (iter)),     \
+		.bv_len = mp_bvec_iter_len((bvec), (iter)),       \
+		.bv_offset = mp_bvec_iter_offset((bvec), (iter)), \
 	})
 
 /* The same, clipped to one page. */
 #define bvec_iter_offset(bvec, iter) (mp_bvec_iter_offset((bvec), (iter)) % PAGE_SIZE)
-#define bvec_iter_len(bvec, iter) \
-	min_t(unsigned int, mp_bvec_iter_len((bvec), (iter)), PAGE_SIZE - bvec_iter_offset((bvec), (iter)))
+#define bvec_iter_len(bvec, iter)                             \
+	min_t(unsigned int, mp_bvec_iter_len((bvec), (iter)), \
+	      PAGE_SIZE - bvec_iter_offset((bvec), (iter)))
 #define bvec_iter_page(bvec, iter) \
 	nth_page(mp_bvec_iter_page((bvec), (iter)), mp_bvec_iter_page_idx((bvec), (iter)))
-#define bvec_iter_bvec(bvec, iter)                                      \
-	((struct bio_vec){                                              \
-		.bv_page = bvec_iter_page((bvec), (iter)),              \
-		.bv_len = bvec_iter_len((bvec), (iter)),                \
+#define bvec_iter_bvec(bvec, iter)                                           \
+	((struct bio_vec){                                                   \
+		.bv_page = bvec_iter_page((bvec), (iter)),                   \
+		.bv_len = bvec_iter_len((bvec), (iter)),                     \
 		.bv_offset = (unsigned int)bvec_iter_offset((bvec), (iter)), \
 	})
 
@@ -137,9 +136,8 @@ static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bve
 	iter->bi_size -= bytes;
 }
 
-#define for_each_bvec(bvl, bio_vec, iter, start)                        \
-	for (iter = (start);                                            \
-	     (iter).bi_size && ((bvl = bvec_iter_bvec((bio_vec), (iter))), 1); \
+#define for_each_bvec(bvl, bio_vec, iter, start)                                               \
+	for (iter = (start); (iter).bi_size && ((bvl = bvec_iter_bvec((bio_vec), (iter))), 1); \
 	     bvec_iter_advance_single((bio_vec), &(iter), (bvl).bv_len))
 
 static inline void *bvec_virt(struct bio_vec *bvec)

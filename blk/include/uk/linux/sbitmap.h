@@ -117,8 +117,8 @@ extern void (*sbq_v61_wake_hook)(struct sbitmap_queue *sbq, struct sbq_wait_stat
 extern void (*sbitmap_deferred_clear_hook)(struct sbitmap_word *map);
 extern bool sbitmap_deferred_clear_v610;
 
-int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags,
-		      int node, bool round_robin, bool alloc_hint);
+int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags, int node,
+		      bool round_robin, bool alloc_hint);
 
 /* Depth of word @index: full words, except possibly the last one. */
 static inline unsigned int __map_depth(const struct sbitmap *sb, int index)
@@ -149,8 +149,8 @@ typedef bool (*sb_for_each_fn)(struct sbitmap *, unsigned int, void *);
  * Calls @fn for each busy bit, starting at @start and wrapping around, until
  * @fn returns false or every bit was looked at once.
  */
-static inline void __sbitmap_for_each_set(struct sbitmap *sb, unsigned int start,
-					  sb_for_each_fn fn, void *data)
+static inline void __sbitmap_for_each_set(struct sbitmap *sb, unsigned int start, sb_for_each_fn fn,
+					  void *data)
 {
 	unsigned int index, nr, scanned = 0;
 
@@ -160,8 +160,8 @@ static inline void __sbitmap_for_each_set(struct sbitmap *sb, unsigned int start
 	nr = SB_NR_TO_BIT(sb, start);
 
 	while (scanned < sb->depth) {
-		unsigned int depth = min_t(unsigned int, __map_depth(sb, index) - nr,
-					   sb->depth - scanned);
+		unsigned int depth =
+			min_t(unsigned int, __map_depth(sb, index) - nr, sb->depth - scanned);
 		unsigned long word;
 
 		scanned += depth;
@@ -184,7 +184,7 @@ static inline void __sbitmap_for_each_set(struct sbitmap *sb, unsigned int start
 	}
 }
 
-static inline void sbitmap_for_each_set(struct sbitmap *sb, sb_for_each_fn fn, void *data)
+static inline void sbitmap_for_each_set (struct sbitmap *sb, sb_for_each_fn fn, void *data)
 {
 	__sbitmap_for_each_set(sb, 0, fn, data);
 }
@@ -313,7 +313,7 @@ struct sbq_wait {
 	struct wait_queue_entry wait;
 };
 
-#define DEFINE_SBQ_WAIT(name)                                                        \
+#define DEFINE_SBQ_WAIT(name) \
 	struct sbq_wait name = {                                                     \
 		.sbq = NULL,                                                         \
 		.wait = {                                                            \

@@ -36,9 +36,9 @@
 /* dev->flags bits */
 enum nullb_device_flags {
 	NULLB_DEV_FL_CONFIGURED = 0, /* powered on once: no more reconfiguration */
-	NULLB_DEV_FL_UP = 1,         /* currently on */
+	NULLB_DEV_FL_UP = 1,	     /* currently on */
 	NULLB_DEV_FL_THROTTLED = 2,  /* mbps limit in force */
-	NULLB_DEV_FL_CACHE = 3,      /* write-back cache in use */
+	NULLB_DEV_FL_CACHE = 3,	     /* write-back cache in use */
 };
 
 enum {
@@ -91,17 +91,17 @@ struct nullb_queue {
 struct nullb_device {
 	struct nullb *nullb;
 	char name[NULLB_DISK_NAME_LEN]; /* configfs directory name ("" if none) */
-	struct list_head cfs_list;      /* on the configfs group's list */
-	struct radix_tree_root data;    /* data stored in the disk */
-	struct radix_tree_root cache;   /* disk cache data */
-	unsigned long flags;            /* NULLB_DEV_FL_* */
+	struct list_head cfs_list;	/* on the configfs group's list */
+	struct radix_tree_root data;	/* data stored in the disk */
+	struct radix_tree_root cache;	/* disk cache data */
+	unsigned long flags;		/* NULLB_DEV_FL_* */
 	unsigned int curr_cache;
 	struct badblocks badblocks;
 	struct nullb_fault_config timeout_config;
 	struct nullb_fault_config requeue_config;
 	struct nullb_fault_config init_hctx_fault_config;
 
-	unsigned long size;            /* device size in MB */
+	unsigned long size;	       /* device size in MB */
 	unsigned long completion_nsec; /* time in ns to complete a request */
 	unsigned long cache_size;      /* disk cache size in MB */
 	unsigned long zone_size;       /* zone size in MB if device is zoned */
@@ -120,8 +120,8 @@ struct nullb_device {
 	unsigned int max_sectors;
 	unsigned int irqmode;
 	unsigned int hw_queue_depth;
-	unsigned int index;            /* only valid while a disk exists */
-	unsigned int mbps;             /* bandwidth cap in MiB/s */
+	unsigned int index; /* only valid while a disk exists */
+	unsigned int mbps;  /* bandwidth cap in MiB/s */
 	bool blocking;
 	bool use_per_node_hctx;
 	bool power;
@@ -143,19 +143,19 @@ struct nullb {
 	struct nullb_device *dev;
 	struct list_head list;
 	unsigned int index;
-	struct request_queue *q;          /* set by null_add_dev_blk() */
+	struct request_queue *q; /* set by null_add_dev_blk() */
 	struct gendisk *disk;
-	struct blk_mq_tag_set *tag_set;   /* &__tag_set, or the global one (shared_tags) */
+	struct blk_mq_tag_set *tag_set; /* &__tag_set, or the global one (shared_tags) */
 	struct blk_mq_tag_set __tag_set;
 	struct nullb_queue *queues;
 	unsigned int nr_queues;
-	atomic_long_t cur_bytes;          /* throttling budget left this tick */
+	atomic_long_t cur_bytes; /* throttling budget left this tick */
 	struct hrtimer bw_timer;
 	unsigned long cache_flush_pos;
-	spinlock_t lock;                  /* storage (radix trees, pages) */
-	sector_t capacity;                /* in 512-byte sectors */
-	unsigned int max_hw_sectors;      /* validated queue limit */
-	bool hw_queues_stopped;           /* null_stop_hw_queues() state */
+	spinlock_t lock;	     /* storage (radix trees, pages) */
+	sector_t capacity;	     /* in 512-byte sectors */
+	unsigned int max_hw_sectors; /* validated queue limit */
+	bool hw_queues_stopped;	     /* null_stop_hw_queues() state */
 	unsigned long nr_queue_stops;
 	unsigned long nr_queue_starts;
 	char disk_name[NULLB_DISK_NAME_LEN];
@@ -251,11 +251,9 @@ struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool i
 void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache);
 void null_free_device_storage(struct nullb_device *dev, bool is_cache);
 /* With nullb->lock held. */
-blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n,
-			   bool is_fua);
+blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua);
 void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n);
-blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector,
-				 sector_t nr_sectors);
+blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors);
 blk_status_t null_handle_flush(struct nullb *nullb);
 /* With nullb->lock held: one segment of a request. */
 blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
@@ -264,8 +262,7 @@ blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int 
  * The data part of null_handle_data_transfer() for a bio: at most
  * @nr_sectors, starting at bio->bi_iter.bi_sector (takes nullb->lock).
  */
-blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio,
-				      sector_t nr_sectors);
+blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors);
 /*
  * null_handle_badblocks(): BLK_STS_IOERR if [sector, +*nr_sectors) hits a
  * bad block, with *nr_sectors set to the partial I/O allowed
@@ -277,7 +274,7 @@ blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
  * null_process_cmd() minus the request: badblocks, then memory-backed
  * transfer/discard of @bio (may be NULL for discard).
  */
-blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op,
-			      sector_t sector, unsigned int nr_sectors);
+blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors);
 
 #endif /* UK_DEVICES_NULL_BLK_H */

@@ -34,10 +34,10 @@
 #define smp_mb__after_unlock_lock() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define smp_acquire__after_ctrl_dep() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
-#define smp_store_mb(var, value)                                   \
-	do {                                                       \
+#define smp_store_mb(var, value)                                     \
+	do {                                                         \
 		__atomic_store_n(&(var), (value), __ATOMIC_RELAXED); \
-		smp_mb();                                          \
+		smp_mb();                                            \
 	} while (0)
 
 #define smp_load_acquire(p) (__atomic_load_n((p), __ATOMIC_ACQUIRE))

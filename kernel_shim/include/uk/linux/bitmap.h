@@ -50,8 +50,8 @@ unsigned long bitmap_find_next_zero_area_off(unsigned long *map, unsigned long s
 					     unsigned long start, unsigned int nr,
 					     unsigned long align_mask, unsigned long align_offset);
 
-static inline bool bitmap_and(unsigned long *dst, const unsigned long *a,
-			      const unsigned long *b, unsigned int nbits)
+static inline bool bitmap_and(unsigned long *dst, const unsigned long *a, const unsigned long *b,
+			      unsigned int nbits)
 {
 	return __bitmap_and(dst, a, b, nbits);
 }
@@ -68,8 +68,8 @@ static inline void bitmap_xor(unsigned long *dst, const unsigned long *a, const 
 	__bitmap_xor(dst, a, b, nbits);
 }
 
-static inline bool bitmap_andnot(unsigned long *dst, const unsigned long *a,
-				 const unsigned long *b, unsigned int nbits)
+static inline bool bitmap_andnot(unsigned long *dst, const unsigned long *a, const unsigned long *b,
+				 unsigned int nbits)
 {
 	return __bitmap_andnot(dst, a, b, nbits);
 }
@@ -80,8 +80,7 @@ static inline void bitmap_complement(unsigned long *dst, const unsigned long *sr
 	__bitmap_complement(dst, src, nbits);
 }
 
-static inline bool bitmap_equal(const unsigned long *a, const unsigned long *b,
-				unsigned int nbits)
+static inline bool bitmap_equal(const unsigned long *a, const unsigned long *b, unsigned int nbits)
 {
 	return __bitmap_equal(a, b, nbits);
 }
@@ -92,8 +91,7 @@ static inline bool bitmap_intersects(const unsigned long *a, const unsigned long
 	return __bitmap_intersects(a, b, nbits);
 }
 
-static inline bool bitmap_subset(const unsigned long *a, const unsigned long *b,
-				 unsigned int nbits)
+static inline bool bitmap_subset(const unsigned long *a, const unsigned long *b, unsigned int nbits)
 {
 	return __bitmap_subset(a, b, nbits);
 }

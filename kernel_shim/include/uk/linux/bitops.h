@@ -37,28 +37,32 @@ static __always_inline bool test_and_set_bit(long nr, volatile unsigned long *ad
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) & mask;
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) & mask;
+	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_change_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) & mask;
+	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_set_bit_lock(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) & mask;
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) &
+	       mask;
 }
 
 static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *addr)
@@ -70,20 +74,21 @@ static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *ad
 static __always_inline void __clear_bit_unlock(long nr, volatile unsigned long *addr)
 {
 	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
-	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) & ~BIT_MASK(nr),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) & ~BIT_MASK(nr), __ATOMIC_RELEASE);
 }
 
 static __always_inline bool test_bit(long nr, const volatile unsigned long *addr)
 {
-	return 1UL & (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_RELAXED) >>
-		      (nr & (BITS_PER_LONG - 1)));
+	return 1UL &
+	       (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_RELAXED) >>
+		(nr & (BITS_PER_LONG - 1)));
 }
 
 static __always_inline bool test_bit_acquire(long nr, const volatile unsigned long *addr)
 {
-	return 1UL & (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_ACQUIRE) >>
-		      (nr & (BITS_PER_LONG - 1)));
+	return 1UL &
+	       (__atomic_load_n((const unsigned long *)addr + BIT_WORD(nr), __ATOMIC_ACQUIRE) >>
+		(nr & (BITS_PER_LONG - 1)));
 }
 
 static __always_inline void __set_bit(long nr, volatile unsigned long *addr)
@@ -197,13 +202,13 @@ static __always_inline u32 ror32(u32 word, unsigned int shift)
 
 #include <uk/linux/find.h>
 
-#define for_each_set_bit(bit, addr, size)                                           \
+#define for_each_set_bit(bit, addr, size) \
 	for ((bit) = 0; (bit) = find_next_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
 
-#define for_each_set_bit_from(bit, addr, size)                                      \
+#define for_each_set_bit_from(bit, addr, size) \
 	for (; (bit) = find_next_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
 
-#define for_each_clear_bit(bit, addr, size)                                         \
+#define for_each_clear_bit(bit, addr, size) \
 	for ((bit) = 0; (bit) = find_next_zero_bit((addr), (size), (bit)), (bit) < (size); (bit)++)
 
 #endif /* UK_LINUX_BITOPS_H */

@@ -4,7 +4,8 @@
 
 #include <uk/linux/preempt.h>
 
-namespace uk {
+namespace uk
+{
 void local_bh_disable_slow();
 void local_bh_enable_slow();
 } // namespace uk

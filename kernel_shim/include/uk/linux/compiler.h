@@ -83,7 +83,8 @@ void __tsan_ignore_thread_end(void);
 #define ___PASTE(a, b) a##b
 #define __PASTE(a, b) ___PASTE(a, b)
 
-namespace uk {
+namespace uk
+{
 
 /*
  * C converts void * to any object pointer implicitly; C++ does not. Kernel
@@ -92,8 +93,7 @@ namespace uk {
  */
 struct any_ptr {
 	void *p;
-	template <typename T>
-	constexpr operator T *() const noexcept
+	template <typename T> constexpr operator T *() const noexcept
 	{
 		return static_cast<T *>(p);
 	}
@@ -109,10 +109,10 @@ struct any_ptr {
 
 template <typename T>
 inline constexpr bool kOnceScalar = std::is_trivially_copyable_v<T> &&
-	(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+				    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
+				     sizeof(T) == 8);
 
-template <typename T>
-__always_inline T read_once(const T &x)
+template <typename T> __always_inline T read_once(const T &x)
 {
 	if constexpr (kOnceScalar<T>) {
 		if constexpr (std::is_scalar_v<T>) {
@@ -132,8 +132,7 @@ __always_inline T read_once(const T &x)
 	}
 }
 
-template <typename T, typename V>
-__always_inline void write_once(T &x, V v)
+template <typename T, typename V> __always_inline void write_once(T &x, V v)
 {
 	if constexpr (std::is_pointer_v<T> && std::is_integral_v<V>) {
 		/* WRITE_ONCE(p, NULL): NULL is an integer once passed in here */
@@ -161,17 +160,24 @@ __always_inline void write_once(T &x, V v)
  * told to look away for the duration of the expression.
  */
 #ifdef UK_TSAN
-namespace uk {
+namespace uk
+{
 struct DataRaceScope {
-	DataRaceScope() { __tsan_ignore_thread_begin(); }
-	~DataRaceScope() { __tsan_ignore_thread_end(); }
+	DataRaceScope()
+	{
+		__tsan_ignore_thread_begin();
+	}
+	~DataRaceScope()
+	{
+		__tsan_ignore_thread_end();
+	}
 };
 } // namespace uk
 /* The scope object ends the ignore after the value is taken; void is fine. */
-#define data_race(expr)                                   \
-	({                                                \
-		::uk::DataRaceScope __uk_dr;              \
-		expr;                                     \
+#define data_race(expr)                      \
+	({                                   \
+		::uk::DataRaceScope __uk_dr; \
+		expr;                        \
 	})
 #else
 #define data_race(expr) ({ expr; })
@@ -186,8 +192,12 @@ struct DataRaceScope {
 #define uk_tsan_release(addr) __tsan_release((void *)(addr))
 #define uk_tsan_acquire(addr) __tsan_acquire((void *)(addr))
 #else
-#define uk_tsan_release(addr) do { } while (0)
-#define uk_tsan_acquire(addr) do { } while (0)
+#define uk_tsan_release(addr) \
+	do {                  \
+	} while (0)
+#define uk_tsan_acquire(addr) \
+	do {                  \
+	} while (0)
 #endif
 
 #define __same_type(a, b) (std::is_same_v<__typeof__(a), __typeof__(b)>)

@@ -15,8 +15,14 @@ struct completion {
 	wait_queue_head_t wait;
 };
 
+/* clang-format off */
 #define COMPLETION_INITIALIZER(work) { 0, __WAIT_QUEUE_HEAD_INITIALIZER((work).wait) }
-#define COMPLETION_INITIALIZER_ONSTACK(work) (*({ init_completion(&(work)); &(work); }))
+/* clang-format on */
+#define COMPLETION_INITIALIZER_ONSTACK(work) \
+	(*({                                 \
+		init_completion(&(work));    \
+		&(work);                     \
+	}))
 #define DECLARE_COMPLETION(work) struct completion work = COMPLETION_INITIALIZER(work)
 #define DECLARE_COMPLETION_ONSTACK(work) DECLARE_COMPLETION(work)
 #define DECLARE_COMPLETION_ONSTACK_MAP(work, map) DECLARE_COMPLETION(work)

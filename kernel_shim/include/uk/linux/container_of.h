@@ -8,15 +8,15 @@
 #define offsetof(type, member) __builtin_offsetof(type, member)
 #endif
 
-#define container_of(ptr, type, member)                                  \
-	({                                                               \
-		void *__mptr = (void *)(ptr);                            \
+#define container_of(ptr, type, member)                                        \
+	({                                                                     \
+		void *__mptr = (void *)(ptr);                                  \
 		((type *)((char *)__mptr - __builtin_offsetof(type, member))); \
 	})
 
-#define container_of_const(ptr, type, member)                            \
-	({                                                               \
-		const void *__mptr = (const void *)(ptr);                \
+#define container_of_const(ptr, type, member)                                              \
+	({                                                                                 \
+		const void *__mptr = (const void *)(ptr);                                  \
 		((const type *)((const char *)__mptr - __builtin_offsetof(type, member))); \
 	})
 

@@ -8,8 +8,8 @@
 #include <uk/shim/cpu.h>
 
 #define for_each_possible_cpu(cpu) for ((cpu) = 0; (cpu) < (int)nr_cpu_ids; (cpu)++)
-#define for_each_online_cpu(cpu) for_each_possible_cpu(cpu)
-#define for_each_present_cpu(cpu) for_each_possible_cpu(cpu)
+#define for_each_online_cpu(cpu) for_each_possible_cpu (cpu)
+#define for_each_present_cpu(cpu) for_each_possible_cpu (cpu)
 #define num_possible_cpus() (nr_cpu_ids)
 #define num_online_cpus() (nr_cpu_ids)
 #define num_present_cpus() (nr_cpu_ids)

@@ -36,9 +36,10 @@ static inline void eventfd_signal(struct eventfd_ctx *ctx)
 /* false while this thread is inside eventfd_signal() (recursion guard). */
 bool eventfd_signal_allowed(void);
 
-namespace uk {
+namespace uk
+{
 // The host descriptor a context writes to (tests).
 int eventfd_ctx_host_fd(struct eventfd_ctx *ctx);
-}  // namespace uk
+} // namespace uk
 
 #endif /* UK_LINUX_EVENTFD_H */

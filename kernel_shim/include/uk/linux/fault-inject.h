@@ -14,20 +14,22 @@
 
 struct fault_attr {
 	unsigned long probability; /* percent, 0..100 */
-	unsigned long interval;    /* fail only every interval-th eligible call */
-	atomic_t times;            /* how many more failures; -1: no limit */
-	atomic_t space;            /* "size" to let through before failing */
+	unsigned long interval;	   /* fail only every interval-th eligible call */
+	atomic_t times;		   /* how many more failures; -1: no limit */
+	atomic_t space;		   /* "size" to let through before failing */
 	unsigned long verbose;
 	bool task_filter;
-	unsigned long count;       /* calls seen (for interval) */
-	u64 seed;                  /* PRNG state, deterministic per attr */
+	unsigned long count; /* calls seen (for interval) */
+	u64 seed;	     /* PRNG state, deterministic per attr */
 	const char *name;
 };
 
+/* clang-format off */
 #define FAULT_ATTR_INITIALIZER                                              \
 	{ .probability = 0, .interval = 1, .times = ATOMIC_INIT(1),          \
 	  .space = ATOMIC_INIT(0), .verbose = 2, .task_filter = false,       \
 	  .count = 0, .seed = 0x9e3779b97f4a7c15ULL, .name = "" }
+/* clang-format on */
 #define DECLARE_FAULT_ATTR(name) struct fault_attr name = FAULT_ATTR_INITIALIZER
 
 /* Parses "<interval>,<probability>,<space>,<times>"; 1 on success, 0 if bad. */
@@ -39,7 +41,8 @@ struct kmem_cache;
 extern struct fault_attr failslab;
 extern bool failslab_ignore_gfp_reclaim;
 
-namespace uk {
+namespace uk
+{
 /* Only the allocations of this cache (by name) fail; NULL: every cache. */
 void failslab_set_cache_filter(const char *name);
 bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp);

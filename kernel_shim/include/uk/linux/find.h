@@ -5,8 +5,7 @@
 
 #include <uk/linux/types.h>
 
-unsigned long _find_next_bit(const unsigned long *addr, unsigned long nbits,
-			     unsigned long start);
+unsigned long _find_next_bit(const unsigned long *addr, unsigned long nbits, unsigned long start);
 unsigned long _find_next_zero_bit(const unsigned long *addr, unsigned long nbits,
 				  unsigned long start);
 unsigned long _find_next_and_bit(const unsigned long *addr1, const unsigned long *addr2,

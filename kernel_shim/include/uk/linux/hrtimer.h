@@ -81,8 +81,8 @@ struct hrtimer_sleeper {
 void hrtimer_setup(struct hrtimer *timer, enum hrtimer_restart (*function)(struct hrtimer *),
 		   clockid_t clock_id, enum hrtimer_mode mode);
 void hrtimer_setup_on_stack(struct hrtimer *timer,
-			    enum hrtimer_restart (*function)(struct hrtimer *),
-			    clockid_t clock_id, enum hrtimer_mode mode);
+			    enum hrtimer_restart (*function)(struct hrtimer *), clockid_t clock_id,
+			    enum hrtimer_mode mode);
 /* Older API: the caller sets ->function afterwards. */
 void hrtimer_init(struct hrtimer *timer, clockid_t clock_id, enum hrtimer_mode mode);
 void hrtimer_init_on_stack(struct hrtimer *timer, clockid_t clock_id, enum hrtimer_mode mode);
@@ -90,9 +90,7 @@ void hrtimer_setup_sleeper_on_stack(struct hrtimer_sleeper *sl, clockid_t clock_
 				    enum hrtimer_mode mode);
 #define hrtimer_init_sleeper_on_stack(sl, clock_id, mode) \
 	hrtimer_setup_sleeper_on_stack(sl, clock_id, mode)
-static inline void destroy_hrtimer_on_stack(struct hrtimer *timer)
-{
-}
+static inline void destroy_hrtimer_on_stack(struct hrtimer *timer) {}
 
 /* Expiry accessors */
 static inline void hrtimer_set_expires(struct hrtimer *timer, ktime_t time)

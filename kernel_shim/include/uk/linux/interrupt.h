@@ -43,7 +43,8 @@ enum {
 };
 
 #define SOFTIRQ_STOP_IDLE_MASK (~(1 << RCU_SOFTIRQ))
-#define SOFTIRQ_HOTPLUG_SAFE_MASK (BIT(TIMER_SOFTIRQ) | BIT(IRQ_POLL_SOFTIRQ) | BIT(HRTIMER_SOFTIRQ) | BIT(RCU_SOFTIRQ))
+#define SOFTIRQ_HOTPLUG_SAFE_MASK \
+	(BIT(TIMER_SOFTIRQ) | BIT(IRQ_POLL_SOFTIRQ) | BIT(HRTIMER_SOFTIRQ) | BIT(RCU_SOFTIRQ))
 
 extern const char *const softirq_to_name[NR_SOFTIRQS];
 
@@ -78,12 +79,20 @@ enum {
 	TASKLET_STATE_RUN,
 };
 
-#define DECLARE_TASKLET(name, _callback)                                                         \
-	struct tasklet_struct name = { .next = nullptr, .state = 0, .count = ATOMIC_INIT(0),       \
-				       .use_callback = true, .callback = (_callback), .data = 0 }
-#define DECLARE_TASKLET_DISABLED(name, _callback)                                                \
-	struct tasklet_struct name = { .next = nullptr, .state = 0, .count = ATOMIC_INIT(1),       \
-				       .use_callback = true, .callback = (_callback), .data = 0 }
+#define DECLARE_TASKLET(name, _callback)                        \
+	struct tasklet_struct name = { .next = nullptr,         \
+				       .state = 0,              \
+				       .count = ATOMIC_INIT(0), \
+				       .use_callback = true,    \
+				       .callback = (_callback), \
+				       .data = 0 }
+#define DECLARE_TASKLET_DISABLED(name, _callback)               \
+	struct tasklet_struct name = { .next = nullptr,         \
+				       .state = 0,              \
+				       .count = ATOMIC_INIT(1), \
+				       .use_callback = true,    \
+				       .callback = (_callback), \
+				       .data = 0 }
 #define from_tasklet(var, callback_tasklet, tasklet_fieldname) \
 	container_of(callback_tasklet, __typeof__(*var), tasklet_fieldname)
 
@@ -127,7 +136,8 @@ static inline void tasklet_enable(struct tasklet_struct *t)
 	atomic_dec(&t->count);
 }
 
-namespace uk {
+namespace uk
+{
 
 // Runs `cpu`'s pending softirqs now, in its softirq context, from the
 // calling thread (deferred like any softirq if the caller has that CPU's
@@ -145,6 +155,6 @@ void softirq_irq_exit(int cpu);
 // Number of times each softirq ran on `cpu` (kstat_softirqs_cpu).
 unsigned int kstat_softirqs_cpu(unsigned int irq, int cpu);
 
-}  // namespace uk
+} // namespace uk
 
 #endif /* UK_LINUX_INTERRUPT_H */

@@ -33,16 +33,16 @@ static __always_inline void local_irq_enable(void)
 		::uk::irq_restore_slow();
 }
 
-#define local_irq_save(flags)                                      \
-	do {                                                       \
-		(flags) = (unsigned long)irqs_disabled();          \
-		local_irq_disable();                               \
+#define local_irq_save(flags)                             \
+	do {                                              \
+		(flags) = (unsigned long)irqs_disabled(); \
+		local_irq_disable();                      \
 	} while (0)
 
-#define local_irq_restore(flags)                                   \
-	do {                                                       \
-		if (!(flags))                                      \
-			local_irq_enable();                        \
+#define local_irq_restore(flags)            \
+	do {                                \
+		if (!(flags))               \
+			local_irq_enable(); \
 	} while (0)
 
 #define raw_local_irq_save(flags) local_irq_save(flags)

@@ -30,7 +30,8 @@
 
 #define INITIAL_JIFFIES ((unsigned long)(unsigned int)(-300 * HZ))
 
-namespace uk {
+namespace uk
+{
 
 /* This thread's last host-clock jiffies and the TSC count it is valid below. */
 struct JiffiesCache {
@@ -43,7 +44,7 @@ extern constinit thread_local JiffiesCache tls_jiffies __attribute__((tls_model(
 /* Reads the clock (and refills the cache when the TSC can vouch for it). */
 unsigned long jiffies_slow(void);
 
-}  // namespace uk
+} // namespace uk
 
 static __always_inline unsigned long __uk_jiffies(void)
 {
@@ -146,7 +147,7 @@ static inline unsigned long nsecs_to_jiffies(u64 n)
 	return (unsigned long)nsecs_to_jiffies64(n);
 }
 
-#define secs_to_jiffies(_secs) (unsigned long)((_secs) * HZ)
+#define secs_to_jiffies(_secs) (unsigned long)((_secs)*HZ)
 
 static inline unsigned long timespec64_to_jiffies(const struct timespec64 *value)
 {

@@ -50,7 +50,8 @@
 #define might_sleep() ::uk::might_sleep_check(__FILE__, __LINE__)
 #define cond_resched() ::uk::cond_resched_impl()
 
-namespace uk {
+namespace uk
+{
 void might_sleep_check(const char *file, int line);
 int cond_resched_impl();
 } // namespace uk

@@ -20,7 +20,9 @@ struct hlist_node {
 	struct hlist_node *next, **pprev;
 };
 
+/* clang-format off */
 #define LIST_HEAD_INIT(name) { &(name), &(name) }
+/* clang-format on */
 #define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
 
 static inline void INIT_LIST_HEAD(struct list_head *list)
@@ -205,39 +207,40 @@ static inline void list_splice_tail_init(struct list_head *list, struct list_hea
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_first_entry(ptr, type, member) list_entry((ptr)->next, type, member)
 #define list_last_entry(ptr, type, member) list_entry((ptr)->prev, type, member)
-#define list_first_entry_or_null(ptr, type, member)                          \
-	({                                                                   \
-		struct list_head *head__ = (ptr);                            \
-		struct list_head *pos__ = READ_ONCE(head__->next);           \
-		pos__ != head__ ? list_entry(pos__, type, member) : NULL;    \
+#define list_first_entry_or_null(ptr, type, member)                       \
+	({                                                                \
+		struct list_head *head__ = (ptr);                         \
+		struct list_head *pos__ = READ_ONCE(head__->next);        \
+		pos__ != head__ ? list_entry(pos__, type, member) : NULL; \
 	})
 #define list_next_entry(pos, member) list_entry((pos)->member.next, __typeof__(*(pos)), member)
 #define list_prev_entry(pos, member) list_entry((pos)->member.prev, __typeof__(*(pos)), member)
 #define list_entry_is_head(pos, head, member) (&pos->member == (head))
 
-#define list_for_each(pos, head) for (pos = (head)->next; !list_is_head(pos, (head)); pos = pos->next)
+#define list_for_each(pos, head) \
+	for (pos = (head)->next; !list_is_head(pos, (head)); pos = pos->next)
 #define list_for_each_prev(pos, head) \
 	for (pos = (head)->prev; !list_is_head(pos, (head)); pos = pos->prev)
 #define list_for_each_safe(pos, n, head) \
 	for (pos = (head)->next, n = pos->next; !list_is_head(pos, (head)); pos = n, n = pos->next)
-#define list_for_each_entry(pos, head, member)                                    \
-	for (pos = list_first_entry(head, __typeof__(*pos), member);              \
+#define list_for_each_entry(pos, head, member)                       \
+	for (pos = list_first_entry(head, __typeof__(*pos), member); \
 	     !list_entry_is_head(pos, head, member); pos = list_next_entry(pos, member))
-#define list_for_each_entry_reverse(pos, head, member)                            \
-	for (pos = list_last_entry(head, __typeof__(*pos), member);               \
+#define list_for_each_entry_reverse(pos, head, member)              \
+	for (pos = list_last_entry(head, __typeof__(*pos), member); \
 	     !list_entry_is_head(pos, head, member); pos = list_prev_entry(pos, member))
-#define list_for_each_entry_continue(pos, head, member)                           \
+#define list_for_each_entry_continue(pos, head, member)                                  \
 	for (pos = list_next_entry(pos, member); !list_entry_is_head(pos, head, member); \
 	     pos = list_next_entry(pos, member))
 #define list_for_each_entry_from(pos, head, member) \
 	for (; !list_entry_is_head(pos, head, member); pos = list_next_entry(pos, member))
-#define list_for_each_entry_safe(pos, n, head, member)                            \
-	for (pos = list_first_entry(head, __typeof__(*pos), member),              \
-	    n = list_next_entry(pos, member);                                     \
+#define list_for_each_entry_safe(pos, n, head, member)               \
+	for (pos = list_first_entry(head, __typeof__(*pos), member), \
+	    n = list_next_entry(pos, member);                        \
 	     !list_entry_is_head(pos, head, member); pos = n, n = list_next_entry(n, member))
-#define list_for_each_entry_safe_reverse(pos, n, head, member)                    \
-	for (pos = list_last_entry(head, __typeof__(*pos), member),               \
-	    n = list_prev_entry(pos, member);                                     \
+#define list_for_each_entry_safe_reverse(pos, n, head, member)      \
+	for (pos = list_last_entry(head, __typeof__(*pos), member), \
+	    n = list_prev_entry(pos, member);                       \
 	     !list_entry_is_head(pos, head, member); pos = n, n = list_prev_entry(n, member))
 
 static inline size_t list_count_nodes(struct list_head *head)
@@ -245,13 +248,15 @@ static inline size_t list_count_nodes(struct list_head *head)
 	struct list_head *pos;
 	size_t count = 0;
 
-	list_for_each(pos, head)
+	list_for_each (pos, head)
 		count++;
 	return count;
 }
 
 /* Hash lists: a single-pointer head, for hash tables. */
+/* clang-format off */
 #define HLIST_HEAD_INIT { .first = NULL }
+/* clang-format on */
 #define HLIST_HEAD(name) struct hlist_head name = { .first = NULL }
 #define INIT_HLIST_HEAD(ptr) ((ptr)->first = NULL)
 
@@ -331,19 +336,26 @@ static inline void hlist_add_behind(struct hlist_node *n, struct hlist_node *pre
 
 #define hlist_entry(ptr, type, member) container_of(ptr, type, member)
 #define hlist_for_each(pos, head) for (pos = (head)->first; pos; pos = pos->next)
-#define hlist_for_each_safe(pos, n, head) \
-	for (pos = (head)->first; pos && ({ n = pos->next; 1; }); pos = n)
-#define hlist_entry_safe(ptr, type, member)                                \
-	({                                                                 \
-		__typeof__(ptr) ____ptr = (ptr);                           \
-		____ptr ? hlist_entry(____ptr, type, member) : NULL;       \
+#define hlist_for_each_safe(pos, n, head)                \
+	for (pos = (head)->first; pos && ({              \
+					  n = pos->next; \
+					  1;             \
+				  });                    \
+	     pos = n)
+#define hlist_entry_safe(ptr, type, member)                          \
+	({                                                           \
+		__typeof__(ptr) ____ptr = (ptr);                     \
+		____ptr ? hlist_entry(____ptr, type, member) : NULL; \
 	})
-#define hlist_for_each_entry(pos, head, member)                                          \
-	for (pos = hlist_entry_safe((head)->first, __typeof__(*(pos)), member); pos;       \
+#define hlist_for_each_entry(pos, head, member)                                      \
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*(pos)), member); pos; \
 	     pos = hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
-#define hlist_for_each_entry_safe(pos, n, head, member)                                  \
-	for (pos = hlist_entry_safe((head)->first, __typeof__(*pos), member);             \
-	     pos && ({ n = pos->member.next; 1; });                                       \
+#define hlist_for_each_entry_safe(pos, n, head, member)                       \
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*pos), member); \
+	     pos && ({                                                        \
+		     n = pos->member.next;                                    \
+		     1;                                                       \
+	     });                                                              \
 	     pos = hlist_entry_safe(n, __typeof__(*pos), member))
 
 #endif /* UK_LINUX_LIST_H */

@@ -12,7 +12,8 @@ struct raw_spinlock;
 struct spinlock;
 struct mutex;
 
-namespace uk {
+namespace uk
+{
 bool lock_is_held(const struct raw_spinlock *l);
 bool lock_is_held(const struct spinlock *l);
 bool lock_is_held(const struct mutex *l);
@@ -24,11 +25,18 @@ bool lock_is_held(const struct mutex *l);
 #define lockdep_assert_held_once(l) WARN_ON_ONCE(!lockdep_is_held(l))
 #define lockdep_assert_held_write(l) lockdep_assert_held(l)
 #define lockdep_assert_held_read(l) lockdep_assert_held(l)
-#define lockdep_set_class(l, k) do { } while (0)
-#define lockdep_set_novalidate_class(l) do { } while (0)
+#define lockdep_set_class(l, k) \
+	do {                    \
+	} while (0)
+#define lockdep_set_novalidate_class(l) \
+	do {                            \
+	} while (0)
 #define lockdep_assert_preemption_disabled() WARN_ON_ONCE(!in_atomic())
 #define lockdep_assert_in_softirq() WARN_ON_ONCE(!in_softirq())
-#define might_lock(l) do { } while (0)
-struct lock_class_key {};
+#define might_lock(l) \
+	do {          \
+	} while (0)
+struct lock_class_key {
+};
 
 #endif /* UK_LINUX_LOCKDEP_H */

@@ -29,12 +29,14 @@ static inline __attribute__((const)) unsigned long __rounddown_pow_of_two(unsign
 	return 1UL << (fls_long(n) - 1);
 }
 
-#define ilog2(n)                                                                \
-	(__builtin_constant_p(n) ? ((n) < 2 ? 0 : 63 - __builtin_clzll(n)) :     \
-	 (sizeof(n) <= 4) ? __ilog2_u32(n) : __ilog2_u64(n))
+#define ilog2(n)                                                           \
+	(__builtin_constant_p(n) ? ((n) < 2 ? 0 : 63 - __builtin_clzll(n)) \
+	 : (sizeof(n) <= 4)	 ? __ilog2_u32(n)                          \
+				 : __ilog2_u64(n))
 
-#define roundup_pow_of_two(n) \
-	(__builtin_constant_p(n) ? ((n) == 1 ? 1 : (1UL << (ilog2((n)-1) + 1))) : __roundup_pow_of_two(n))
+#define roundup_pow_of_two(n)                                                   \
+	(__builtin_constant_p(n) ? ((n) == 1 ? 1 : (1UL << (ilog2((n)-1) + 1))) \
+				 : __roundup_pow_of_two(n))
 #define rounddown_pow_of_two(n) \
 	(__builtin_constant_p(n) ? (1UL << ilog2(n)) : __rounddown_pow_of_two(n))
 #define order_base_2(n) ((n) > 1 ? ilog2((n)-1) + 1 : 0)

@@ -25,15 +25,15 @@
 
 #define PERCPU_UNIT_SHIFT 24
 
-namespace uk {
+namespace uk
+{
 
 void *percpu_alloc(size_t size, size_t align, gfp_t gfp);
 void percpu_free(void *ptr);
 /* Bytes of percpu memory handed out and not yet freed (one CPU's unit). */
 size_t percpu_bytes_in_use();
 
-template <typename T>
-T *percpu_define(size_t align = alignof(T))
+template <typename T> T *percpu_define(size_t align = alignof(T))
 {
 	/* Lives as long as the program; every CPU's copy starts zeroed. */
 	return static_cast<T *>(percpu_alloc(sizeof(T), align, 0));
@@ -53,10 +53,12 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
 #define DEFINE_PER_CPU_SHARED_ALIGNED(type, name) DEFINE_PER_CPU_ALIGNED(type, name)
 #define DECLARE_PER_CPU_SHARED_ALIGNED(type, name) DECLARE_PER_CPU(type, name)
 
-#define __alloc_percpu(size, align) (::uk::any_ptr{ ::uk::percpu_alloc((size), (align), GFP_KERNEL) })
+#define __alloc_percpu(size, align) \
+	(::uk::any_ptr{ ::uk::percpu_alloc((size), (align), GFP_KERNEL) })
 #define __alloc_percpu_gfp(size, align, gfp) \
 	(::uk::any_ptr{ ::uk::percpu_alloc((size), (align), (gfp)) })
-#define alloc_percpu(type) ((__typeof__(type) *)::uk::percpu_alloc(sizeof(type), alignof(type), GFP_KERNEL))
+#define alloc_percpu(type) \
+	((__typeof__(type) *)::uk::percpu_alloc(sizeof(type), alignof(type), GFP_KERNEL))
 #define alloc_percpu_gfp(type, gfp) \
 	((__typeof__(type) *)::uk::percpu_alloc(sizeof(type), alignof(type), (gfp)))
 #define free_percpu(ptr) ::uk::percpu_free((void *)(ptr))
@@ -65,9 +67,17 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
 #define raw_cpu_ptr(ptr) per_cpu_ptr(ptr, raw_smp_processor_id())
 #define this_cpu_ptr(ptr) raw_cpu_ptr(ptr)
 #define per_cpu(var, cpu) (*per_cpu_ptr(&(var), (cpu)))
-#define get_cpu_var(var) (*({ preempt_disable(); this_cpu_ptr(&(var)); }))
+#define get_cpu_var(var)              \
+	(*({                          \
+		preempt_disable();    \
+		this_cpu_ptr(&(var)); \
+	}))
 #define put_cpu_var(var) preempt_enable()
-#define get_cpu_ptr(var) ({ preempt_disable(); this_cpu_ptr(var); })
+#define get_cpu_ptr(var)           \
+	({                         \
+		preempt_disable(); \
+		this_cpu_ptr(var); \
+	})
 #define put_cpu_ptr(var) preempt_enable()
 
 #define __uk_pcp(pcp) (this_cpu_ptr(&(pcp)))
@@ -89,16 +99,16 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
 #define this_cpu_inc_return(pcp) this_cpu_add_return(pcp, 1)
 #define this_cpu_dec_return(pcp) this_cpu_sub_return(pcp, 1)
 #define this_cpu_xchg(pcp, nval) (__atomic_exchange_n(__uk_pcp(pcp), (nval), __ATOMIC_RELAXED))
-#define this_cpu_cmpxchg(pcp, oval, nval)                                          \
-	({                                                                         \
-		__typeof__(pcp) __o = (oval);                                      \
-		__atomic_compare_exchange_n(__uk_pcp(pcp), &__o, (nval), false,    \
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);   \
-		__o;                                                               \
+#define this_cpu_cmpxchg(pcp, oval, nval)                                                         \
+	({                                                                                        \
+		__typeof__(pcp) __o = (oval);                                                     \
+		__atomic_compare_exchange_n(__uk_pcp(pcp), &__o, (nval), false, __ATOMIC_RELAXED, \
+					    __ATOMIC_RELAXED);                                    \
+		__o;                                                                              \
 	})
-#define this_cpu_try_cmpxchg(pcp, ovalp, nval)                                      \
-	(__atomic_compare_exchange_n(__uk_pcp(pcp), (ovalp), (nval), false,        \
-				     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+#define this_cpu_try_cmpxchg(pcp, ovalp, nval)                                                \
+	(__atomic_compare_exchange_n(__uk_pcp(pcp), (ovalp), (nval), false, __ATOMIC_RELAXED, \
+				     __ATOMIC_RELAXED))
 
 /* The __this_cpu and raw_cpu forms: same operations (see the note above). */
 #define __this_cpu_read this_cpu_read

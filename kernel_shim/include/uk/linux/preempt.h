@@ -88,7 +88,9 @@ static __always_inline void preempt_enable(void)
 #define preempt_enable_no_resched() preempt_enable()
 #define preempt_disable_notrace() preempt_disable()
 #define preempt_enable_notrace() preempt_enable()
-#define preempt_check_resched() do { } while (0)
+#define preempt_check_resched() \
+	do {                    \
+	} while (0)
 
 /*
  * migrate_disable(): the CPU number stays stable, without exclusion. This is

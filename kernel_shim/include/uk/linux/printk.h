@@ -16,7 +16,8 @@
 #define KERN_INFO "<6>"
 #define KERN_DEBUG "<7>"
 
-namespace uk {
+namespace uk
+{
 /* printk sink; level is the KERN_* digit. Tests can capture it. */
 __printf(1, 2) int printk(const char *fmt, ...);
 /* Counts WARN()s and BUG()s; tests assert it stays at zero. */
@@ -35,39 +36,44 @@ void warn(const char *file, int line, const char *cond);
 #define pr_warn(fmt, ...) printk(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_notice(fmt, ...) printk(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_info(fmt, ...) printk(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_debug(fmt, ...) do { if (0) printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__); } while (0)
+#define pr_debug(fmt, ...)                                             \
+	do {                                                           \
+		if (0)                                                 \
+			printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__); \
+	} while (0)
 #define pr_warn_once pr_warn
 #define pr_err_ratelimited pr_err
 
 #define BUG() ::uk::bug(__FILE__, __LINE__, "BUG()")
-#define BUG_ON(cond)                                              \
-	do {                                                      \
-		if (unlikely(cond))                               \
-			::uk::bug(__FILE__, __LINE__, #cond);     \
+#define BUG_ON(cond)                                          \
+	do {                                                  \
+		if (unlikely(cond))                           \
+			::uk::bug(__FILE__, __LINE__, #cond); \
 	} while (0)
-#define WARN_ON(cond)                                             \
-	({                                                        \
-		bool __ret_warn = !!(cond);                       \
-		if (unlikely(__ret_warn))                         \
-			::uk::warn(__FILE__, __LINE__, #cond);    \
-		unlikely(__ret_warn);                             \
+#define WARN_ON(cond)                                          \
+	({                                                     \
+		bool __ret_warn = !!(cond);                    \
+		if (unlikely(__ret_warn))                      \
+			::uk::warn(__FILE__, __LINE__, #cond); \
+		unlikely(__ret_warn);                          \
 	})
-#define WARN_ON_ONCE(cond)                                         \
-	({                                                         \
-		static bool __warned;                              \
-		bool __ret_warn = !!(cond);                        \
-		if (unlikely(__ret_warn) && !__atomic_exchange_n(&__warned, true, __ATOMIC_RELAXED)) \
-			::uk::warn(__FILE__, __LINE__, #cond);     \
-		unlikely(__ret_warn);                              \
+#define WARN_ON_ONCE(cond)                                                   \
+	({                                                                   \
+		static bool __warned;                                        \
+		bool __ret_warn = !!(cond);                                  \
+		if (unlikely(__ret_warn) &&                                  \
+		    !__atomic_exchange_n(&__warned, true, __ATOMIC_RELAXED)) \
+			::uk::warn(__FILE__, __LINE__, #cond);               \
+		unlikely(__ret_warn);                                        \
 	})
-#define WARN(cond, fmt, ...)                                       \
-	({                                                         \
-		bool __ret_warn = !!(cond);                        \
-		if (unlikely(__ret_warn)) {                        \
-			printk(KERN_WARNING fmt, ##__VA_ARGS__);   \
-			::uk::warn(__FILE__, __LINE__, #cond);     \
-		}                                                  \
-		unlikely(__ret_warn);                              \
+#define WARN(cond, fmt, ...)                                     \
+	({                                                       \
+		bool __ret_warn = !!(cond);                      \
+		if (unlikely(__ret_warn)) {                      \
+			printk(KERN_WARNING fmt, ##__VA_ARGS__); \
+			::uk::warn(__FILE__, __LINE__, #cond);   \
+		}                                                \
+		unlikely(__ret_warn);                            \
 	})
 #define WARN_ONCE(cond, fmt, ...) WARN(cond, fmt, ##__VA_ARGS__)
 #define VM_BUG_ON(cond) BUG_ON(cond)

@@ -88,7 +88,7 @@ struct radix_tree_node {
 	unsigned int count;  /* non-NULL slots */
 	union {
 		struct radix_tree_node *parent; /* while linked: for tag/delete ascent */
-		struct rcu_head rcu_head;       /* once unlinked: for call_rcu() */
+		struct rcu_head rcu_head;	/* once unlinked: for call_rcu() */
 	};
 	void __rcu *slots[RADIX_TREE_MAP_SIZE];
 	unsigned long tags[RADIX_TREE_MAX_TAGS][RADIX_TREE_TAG_LONGS];
@@ -100,13 +100,15 @@ struct radix_tree_root {
 	struct radix_tree_node __rcu *rnode;
 };
 
+/* clang-format off */
 #define RADIX_TREE_INIT(mask) { .height = 0, .gfp_mask = (mask), .rnode = NULL }
+/* clang-format on */
 #define RADIX_TREE(name, mask) struct radix_tree_root name = RADIX_TREE_INIT(mask)
-#define INIT_RADIX_TREE(root, mask)            \
-	do {                                   \
-		(root)->height = 0;            \
-		(root)->gfp_mask = (mask);     \
-		(root)->rnode = NULL;          \
+#define INIT_RADIX_TREE(root, mask)        \
+	do {                               \
+		(root)->height = 0;        \
+		(root)->gfp_mask = (mask); \
+		(root)->rnode = NULL;      \
 	} while (0)
 
 /*
@@ -135,7 +137,8 @@ static inline int radix_tree_exceptional_entry(void *arg)
 
 static inline int radix_tree_exception(void *arg)
 {
-	return unlikely((unsigned long)arg & (RADIX_TREE_INDIRECT_PTR | RADIX_TREE_EXCEPTIONAL_ENTRY));
+	return unlikely((unsigned long)arg &
+			(RADIX_TREE_INDIRECT_PTR | RADIX_TREE_EXCEPTIONAL_ENTRY));
 }
 
 static inline void radix_tree_replace_slot(void **pslot, void *item)
@@ -212,8 +215,8 @@ struct radix_tree_iter {
 };
 
 #define RADIX_TREE_ITER_TAG_MASK 0x00FF /* the tag number */
-#define RADIX_TREE_ITER_TAGGED 0x0100   /* visit tagged slots only */
-#define RADIX_TREE_ITER_CONTIG 0x0200   /* stop at the first hole */
+#define RADIX_TREE_ITER_TAGGED 0x0100	/* visit tagged slots only */
+#define RADIX_TREE_ITER_CONTIG 0x0200	/* stop at the first hole */
 
 /*
  * radix_tree_iter_init(): the first next_chunk() call starts at @start.
@@ -309,25 +312,25 @@ static __always_inline void **radix_tree_next_slot(void **slot, struct radix_tre
 	return NULL;
 }
 
-#define radix_tree_for_each_chunk(slot, root, iter, start, flags)   \
-	for (slot = radix_tree_iter_init(iter, start);              \
+#define radix_tree_for_each_chunk(slot, root, iter, start, flags) \
+	for (slot = radix_tree_iter_init(iter, start);            \
 	     (slot = radix_tree_next_chunk(root, iter, flags));)
 
 #define radix_tree_for_each_chunk_slot(slot, iter, flags) \
 	for (; slot; slot = radix_tree_next_slot(slot, iter, flags))
 
-#define radix_tree_for_each_slot(slot, root, iter, start)                 \
-	for (slot = radix_tree_iter_init(iter, start);                    \
-	     slot || (slot = radix_tree_next_chunk(root, iter, 0));       \
+#define radix_tree_for_each_slot(slot, root, iter, start)           \
+	for (slot = radix_tree_iter_init(iter, start);              \
+	     slot || (slot = radix_tree_next_chunk(root, iter, 0)); \
 	     slot = radix_tree_next_slot(slot, iter, 0))
 
-#define radix_tree_for_each_contig(slot, root, iter, start)                                 \
-	for (slot = radix_tree_iter_init(iter, start);                                      \
-	     slot || (slot = radix_tree_next_chunk(root, iter, RADIX_TREE_ITER_CONTIG));    \
+#define radix_tree_for_each_contig(slot, root, iter, start)                              \
+	for (slot = radix_tree_iter_init(iter, start);                                   \
+	     slot || (slot = radix_tree_next_chunk(root, iter, RADIX_TREE_ITER_CONTIG)); \
 	     slot = radix_tree_next_slot(slot, iter, RADIX_TREE_ITER_CONTIG))
 
-#define radix_tree_for_each_tagged(slot, root, iter, start, tag)                           \
-	for (slot = radix_tree_iter_init(iter, start);                                     \
+#define radix_tree_for_each_tagged(slot, root, iter, start, tag)                                 \
+	for (slot = radix_tree_iter_init(iter, start);                                           \
 	     slot || (slot = radix_tree_next_chunk(root, iter, RADIX_TREE_ITER_TAGGED | (tag))); \
 	     slot = radix_tree_next_slot(slot, iter, RADIX_TREE_ITER_TAGGED))
 
@@ -335,9 +338,8 @@ static __always_inline void **radix_tree_next_slot(void **slot, struct radix_tre
  * radix_tree_find_next_bit(): find_next_bit() unrolled for a constant @size
  * (a node's tag bitmap). Bits at and beyond @size in the last word must be 0.
  */
-static __always_inline unsigned long radix_tree_find_next_bit(const unsigned long *addr,
-							      unsigned long size,
-							      unsigned long offset)
+static __always_inline unsigned long
+radix_tree_find_next_bit(const unsigned long *addr, unsigned long size, unsigned long offset)
 {
 	if (!__builtin_constant_p(size))
 		return find_next_bit(addr, size, offset);
@@ -362,7 +364,8 @@ static __always_inline unsigned long radix_tree_find_next_bit(const unsigned lon
 
 struct kmem_cache;
 
-namespace uk {
+namespace uk
+{
 /* The node cache, for leak checks with uk::slab_nr_allocated(). */
 struct kmem_cache *radix_tree_node_cache();
 /* Largest index a tree of @height can hold (the kernel's height_to_maxindex). */

@@ -51,18 +51,18 @@ static inline void list_replace_rcu(struct list_head *old, struct list_head *n)
 }
 
 #define list_entry_rcu(ptr, type, member) container_of(READ_ONCE(ptr), type, member)
-#define list_first_or_null_rcu(ptr, type, member)                                  \
-	({                                                                         \
-		struct list_head *__ptr = (ptr);                                   \
-		struct list_head *__next = rcu_dereference_raw(__ptr->next);       \
-		__ptr != __next ? list_entry_rcu(__next, type, member) : NULL;     \
+#define list_first_or_null_rcu(ptr, type, member)                              \
+	({                                                                     \
+		struct list_head *__ptr = (ptr);                               \
+		struct list_head *__next = rcu_dereference_raw(__ptr->next);   \
+		__ptr != __next ? list_entry_rcu(__next, type, member) : NULL; \
 	})
-#define list_for_each_entry_rcu(pos, head, member, ...)                                   \
+#define list_for_each_entry_rcu(pos, head, member, ...)                                            \
 	for (pos = list_entry(rcu_dereference_raw(list_next_rcu(head)), __typeof__(*pos), member); \
-	     &pos->member != (head);                                                        \
-	     pos = list_entry(rcu_dereference_raw(list_next_rcu(&(pos)->member)),            \
+	     &pos->member != (head);                                                               \
+	     pos = list_entry(rcu_dereference_raw(list_next_rcu(&(pos)->member)),                  \
 			      __typeof__(*(pos)), member))
-#define list_for_each_entry_srcu(pos, head, member, c) list_for_each_entry_rcu(pos, head, member)
+#define list_for_each_entry_srcu(pos, head, member, c) list_for_each_entry_rcu (pos, head, member)
 
 #define hlist_first_rcu(head) (*((struct hlist_node **)(&(head)->first)))
 #define hlist_next_rcu(node) (*((struct hlist_node **)(&(node)->next)))
@@ -93,11 +93,10 @@ static inline void hlist_add_head_rcu(struct hlist_node *n, struct hlist_head *h
 		WRITE_ONCE(first->pprev, &n->next);
 }
 
-#define hlist_for_each_entry_rcu(pos, head, member, ...)                                 \
-	for (pos = hlist_entry_safe(rcu_dereference_raw(hlist_first_rcu(head)),           \
-				    __typeof__(*(pos)), member);                          \
-	     pos;                                                                          \
-	     pos = hlist_entry_safe(rcu_dereference_raw(hlist_next_rcu(&(pos)->member)),   \
-				    __typeof__(*(pos)), member))
+#define hlist_for_each_entry_rcu(pos, head, member, ...)                                      \
+	for (pos = hlist_entry_safe(rcu_dereference_raw(hlist_first_rcu(head)),               \
+				    __typeof__(*(pos)), member);                              \
+	     pos; pos = hlist_entry_safe(rcu_dereference_raw(hlist_next_rcu(&(pos)->member)), \
+					 __typeof__(*(pos)), member))
 
 #endif /* UK_LINUX_RCULIST_H */

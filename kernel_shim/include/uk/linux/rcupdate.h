@@ -44,11 +44,11 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 #define rcu_dereference_sched(p) rcu_dereference_raw(p)
 #define rcu_dereference_check(p, c) rcu_dereference_raw(p)
 #define rcu_dereference_protected(p, c) __atomic_load_n(&(p), __ATOMIC_RELAXED)
-#define rcu_replace_pointer(rcu_ptr, ptr, c)                                 \
-	({                                                                   \
+#define rcu_replace_pointer(rcu_ptr, ptr, c)                                           \
+	({                                                                             \
 		__typeof__(rcu_ptr) __tmp = rcu_dereference_protected((rcu_ptr), (c)); \
-		rcu_assign_pointer((rcu_ptr), (ptr));                        \
-		__tmp;                                                       \
+		rcu_assign_pointer((rcu_ptr), (ptr));                                  \
+		__tmp;                                                                 \
 	})
 #define unrcu_pointer(p) (p)
 #define RCU_POINTER_INITIALIZER(p, v) .p = (v)
@@ -62,7 +62,8 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 /* A cookie that poll_state_synchronize_rcu() always reports completed. */
 #define RCU_GET_STATE_COMPLETED 0x1UL
 
-namespace uk {
+namespace uk
+{
 
 struct alignas(64) RcuReader {
 	/* Nesting count | grace-period snapshot; written only by the owner. */
@@ -123,8 +124,7 @@ static __always_inline void __rcu_read_lock(void)
 	if (likely(!(c & RCU_NEST_MASK))) {
 		if (unlikely(!r.registered))
 			::uk::rcu_register_reader_slow();
-		__atomic_store_n(&r.ctr,
-				 __atomic_load_n(&::uk::rcu_gp_ctr, __ATOMIC_RELAXED) + 1,
+		__atomic_store_n(&r.ctr, __atomic_load_n(&::uk::rcu_gp_ctr, __ATOMIC_RELAXED) + 1,
 				 __ATOMIC_RELAXED);
 		/* Order the store above before the section's loads: pairs with the
 		 * first rcu_smp_mb_master() of a grace period. */
@@ -227,8 +227,12 @@ static __always_inline int rcu_read_lock_any_held(void)
 }
 
 #define rcu_lockdep_assert(c, s) WARN_ON_ONCE(!(c))
-#define RCU_LOCKDEP_WARN(c, s) do { } while (0)
-#define rcu_sleep_check() do { } while (0)
+#define RCU_LOCKDEP_WARN(c, s) \
+	do {                   \
+	} while (0)
+#define rcu_sleep_check() \
+	do {              \
+	} while (0)
 #define rcu_is_watching() (true)
 
 /* ---- grace periods and callbacks (rcu.cc) ---- */
@@ -273,33 +277,43 @@ static inline bool same_state_synchronize_rcu(unsigned long oldstate1, unsigned 
  */
 #define __is_kvfree_rcu_offset(offset) ((offset) < 4096)
 
-#define kvfree_rcu_arg_2(ptr, rhf)                                                   \
-	do {                                                                          \
-		__typeof__(ptr) ___p = (ptr);                                         \
-		static_assert(__builtin_offsetof(std::remove_reference_t<decltype(*(ptr))>, rhf) < 4096, \
-			      "rcu_head too far into the object");                    \
-		if (___p)                                                             \
-			kvfree_call_rcu(&((___p)->rhf), (void *)(___p));              \
+#define kvfree_rcu_arg_2(ptr, rhf)                                                                 \
+	do {                                                                                       \
+		__typeof__(ptr) ___p = (ptr);                                                      \
+		static_assert(__builtin_offsetof(std::remove_reference_t<decltype(*(ptr))>, rhf) < \
+				      4096,                                                        \
+			      "rcu_head too far into the object");                                 \
+		if (___p)                                                                          \
+			kvfree_call_rcu(&((___p)->rhf), (void *)(___p));                           \
 	} while (0)
 
 /* The 1-argument form: may sleep (synchronize_rcu() then kvfree()). */
-#define kvfree_rcu_arg_1(ptr)                                                         \
-	do {                                                                          \
-		__typeof__(ptr) ___p = (ptr);                                         \
-		if (___p)                                                             \
-			kvfree_call_rcu(NULL, (void *)(___p));                        \
+#define kvfree_rcu_arg_1(ptr)                                  \
+	do {                                                   \
+		__typeof__(ptr) ___p = (ptr);                  \
+		if (___p)                                      \
+			kvfree_call_rcu(NULL, (void *)(___p)); \
 	} while (0)
 
 #define kfree_rcu(ptr, rhf) kvfree_rcu_arg_2(ptr, rhf)
 #define __kvfree_rcu_sel(_1, _2, NAME, ...) NAME
-#define kvfree_rcu(...) __kvfree_rcu_sel(__VA_ARGS__, kvfree_rcu_arg_2, kvfree_rcu_arg_1)(__VA_ARGS__)
+#define kvfree_rcu(...) \
+	__kvfree_rcu_sel(__VA_ARGS__, kvfree_rcu_arg_2, kvfree_rcu_arg_1)(__VA_ARGS__)
 #define kfree_rcu_mightsleep(ptr) kvfree_rcu_arg_1(ptr)
 #define kvfree_rcu_mightsleep(ptr) kvfree_rcu_arg_1(ptr)
 
 /* No object debugging in the shim. */
-#define init_rcu_head(head) do { } while (0)
-#define destroy_rcu_head(head) do { } while (0)
-#define init_rcu_head_on_stack(head) do { } while (0)
-#define destroy_rcu_head_on_stack(head) do { } while (0)
+#define init_rcu_head(head) \
+	do {                \
+	} while (0)
+#define destroy_rcu_head(head) \
+	do {                   \
+	} while (0)
+#define init_rcu_head_on_stack(head) \
+	do {                         \
+	} while (0)
+#define destroy_rcu_head_on_stack(head) \
+	do {                            \
+	} while (0)
 
 #endif /* UK_LINUX_RCUPDATE_H */

@@ -68,12 +68,12 @@ struct worker;
 struct task_struct {
 	/* Sleeping state; read/written with READ_ONCE/WRITE_ONCE/cmpxchg. */
 	unsigned int __state;
-	unsigned int flags;		/* PF_* */
-	pid_t pid;			/* gettid() */
-	pid_t tgid;			/* getpid() */
-	char comm[TASK_COMM_LEN];	/* pthread name at creation */
-	atomic_t usage;			/* get_task_struct/put_task_struct */
-	int in_iowait;			/* inside io_schedule() */
+	unsigned int flags;	  /* PF_* */
+	pid_t pid;		  /* gettid() */
+	pid_t tgid;		  /* getpid() */
+	char comm[TASK_COMM_LEN]; /* pthread name at creation */
+	atomic_t usage;		  /* get_task_struct/put_task_struct */
+	int in_iowait;		  /* inside io_schedule() */
 	u64 timer_slack_ns;
 
 	/*
@@ -85,16 +85,17 @@ struct task_struct {
 	u64 uk_saved_sigmask;
 	bool uk_restore_sigmask;
 
-	struct blk_plug *plug;		/* blk_start_plug(), flushed by schedule() */
-	struct worker *uk_worker;	/* workqueue worker that runs on this task */
+	struct blk_plug *plug;	  /* blk_start_plug(), flushed by schedule() */
+	struct worker *uk_worker; /* workqueue worker that runs on this task */
 	void *journal_info;
 
 	/* Shim internals. */
-	uint32_t uk_sleeping;		/* 1 while blocked on the futex in schedule() */
-	uint64_t uk_nvcsw;		/* schedule() calls that slept */
+	uint32_t uk_sleeping; /* 1 while blocked on the futex in schedule() */
+	uint64_t uk_nvcsw;    /* schedule() calls that slept */
 };
 
-namespace uk {
+namespace uk
+{
 /* __thread, not thread_local: no TLS wrapper call on the fast path */
 extern __thread struct task_struct *tls_current __attribute__((tls_model("initial-exec")));
 struct task_struct *task_create_current(void);
@@ -189,7 +190,8 @@ void yield(void);
 
 #define WF_SYNC 0x10
 
-namespace uk {
+namespace uk
+{
 
 /*
  * Called by schedule() when current has a plug (blk sets it; the shim does

@@ -43,8 +43,9 @@ static inline uk::any_ptr kmem_cache_zalloc(struct kmem_cache *k, gfp_t flags)
 	return kmem_cache_alloc(k, flags | __GFP_ZERO);
 }
 
-#define KMEM_CACHE(__struct, __flags) \
-	kmem_cache_create(#__struct, sizeof(struct __struct), __alignof__(struct __struct), (__flags), NULL)
+#define KMEM_CACHE(__struct, __flags)                                                       \
+	kmem_cache_create(#__struct, sizeof(struct __struct), __alignof__(struct __struct), \
+			  (__flags), NULL)
 
 uk::any_ptr __kmalloc(size_t size, gfp_t flags);
 void kfree(const void *objp);
@@ -139,7 +140,8 @@ char *kstrdup(const char *s, gfp_t gfp);
 char *kstrndup(const char *s, size_t max, gfp_t gfp);
 uk::any_ptr kmemdup(const void *src, size_t len, gfp_t gfp);
 
-namespace uk {
+namespace uk
+{
 /* Live objects of one cache, of kmalloc, and of every cache plus kmalloc. */
 long slab_nr_allocated(struct kmem_cache *s);
 long kmalloc_nr_allocated();

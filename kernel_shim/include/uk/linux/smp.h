@@ -9,10 +9,10 @@
 #define raw_smp_processor_id() (::uk::current_cpu())
 #define smp_processor_id() (::uk::current_cpu())
 
-#define get_cpu()                        \
-	({                               \
-		preempt_disable();       \
-		smp_processor_id();      \
+#define get_cpu()                   \
+	({                          \
+		preempt_disable();  \
+		smp_processor_id(); \
 	})
 #define put_cpu() preempt_enable()
 

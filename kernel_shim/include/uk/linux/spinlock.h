@@ -18,7 +18,8 @@
 #include <uk/linux/printk.h>
 #include <uk/shim/lockword.h>
 
-namespace uk {
+namespace uk
+{
 /* A stable per-thread identity for lock owners. */
 static __always_inline const void *lock_owner_self(void)
 {
@@ -35,8 +36,10 @@ typedef struct spinlock {
 	struct raw_spinlock rlock;
 } spinlock_t;
 
+/* clang-format off */
 #define __RAW_SPIN_LOCK_UNLOCKED(name) {}
 #define __SPIN_LOCK_UNLOCKED(name) {}
+/* clang-format on */
 #define DEFINE_RAW_SPINLOCK(x) raw_spinlock_t x
 #define DEFINE_SPINLOCK(x) spinlock_t x
 
@@ -126,24 +129,27 @@ static __always_inline bool raw_spin_is_locked(raw_spinlock_t *lock)
 	return lock->word.load(std::memory_order_relaxed) != 0;
 }
 
-#define raw_spin_lock_irqsave(lock, flags)                         \
-	do {                                                       \
-		local_irq_save(flags);                             \
-		preempt_disable();                                 \
-		do_raw_spin_lock(lock);                            \
+#define raw_spin_lock_irqsave(lock, flags) \
+	do {                               \
+		local_irq_save(flags);     \
+		preempt_disable();         \
+		do_raw_spin_lock(lock);    \
 	} while (0)
 
-#define raw_spin_unlock_irqrestore(lock, flags)                    \
-	do {                                                       \
-		do_raw_spin_unlock(lock);                          \
-		local_irq_restore(flags);                          \
-		preempt_enable();                                  \
+#define raw_spin_unlock_irqrestore(lock, flags) \
+	do {                                    \
+		do_raw_spin_unlock(lock);       \
+		local_irq_restore(flags);       \
+		preempt_enable();               \
 	} while (0)
 
-#define raw_spin_trylock_irqsave(lock, flags)                              \
-	({                                                                 \
-		local_irq_save(flags);                                     \
-		raw_spin_trylock(lock) ? 1 : ({ local_irq_restore(flags); 0; }); \
+#define raw_spin_trylock_irqsave(lock, flags)     \
+	({                                        \
+		local_irq_save(flags);            \
+		raw_spin_trylock(lock) ? 1 : ({   \
+			local_irq_restore(flags); \
+			0;                        \
+		});                               \
 	})
 
 #define spin_lock(l) raw_spin_lock(&(l)->rlock)
@@ -178,7 +184,8 @@ typedef struct {
 
 #define DEFINE_RWLOCK(x) rwlock_t x
 
-namespace uk {
+namespace uk
+{
 void rwlock_read_slow(rwlock_t *l);
 void rwlock_write_slow(rwlock_t *l);
 } // namespace uk
@@ -238,26 +245,106 @@ static __always_inline int do_write_trylock(rwlock_t *l)
 					       std::memory_order_relaxed);
 }
 
-#define read_lock(l) do { preempt_disable(); do_read_lock(l); } while (0)
-#define read_unlock(l) do { do_read_unlock(l); preempt_enable(); } while (0)
-#define write_lock(l) do { preempt_disable(); do_write_lock(l); } while (0)
-#define write_unlock(l) do { do_write_unlock(l); preempt_enable(); } while (0)
-#define read_trylock(l) ({ preempt_disable(); do_read_trylock(l) ? 1 : ({ preempt_enable(); 0; }); })
-#define write_trylock(l) ({ preempt_disable(); do_write_trylock(l) ? 1 : ({ preempt_enable(); 0; }); })
-#define read_lock_irq(l) do { local_irq_disable(); read_lock(l); } while (0)
-#define read_unlock_irq(l) do { do_read_unlock(l); local_irq_enable(); preempt_enable(); } while (0)
-#define write_lock_irq(l) do { local_irq_disable(); write_lock(l); } while (0)
-#define write_unlock_irq(l) do { do_write_unlock(l); local_irq_enable(); preempt_enable(); } while (0)
-#define read_lock_irqsave(l, f) do { local_irq_save(f); read_lock(l); } while (0)
-#define read_unlock_irqrestore(l, f) \
-	do { do_read_unlock(l); local_irq_restore(f); preempt_enable(); } while (0)
-#define write_lock_irqsave(l, f) do { local_irq_save(f); write_lock(l); } while (0)
+#define read_lock(l)               \
+	do {                       \
+		preempt_disable(); \
+		do_read_lock(l);   \
+	} while (0)
+#define read_unlock(l)             \
+	do {                       \
+		do_read_unlock(l); \
+		preempt_enable();  \
+	} while (0)
+#define write_lock(l)              \
+	do {                       \
+		preempt_disable(); \
+		do_write_lock(l);  \
+	} while (0)
+#define write_unlock(l)             \
+	do {                        \
+		do_write_unlock(l); \
+		preempt_enable();   \
+	} while (0)
+#define read_trylock(l)                     \
+	({                                  \
+		preempt_disable();          \
+		do_read_trylock(l) ? 1 : ({ \
+			preempt_enable();   \
+			0;                  \
+		});                         \
+	})
+#define write_trylock(l)                     \
+	({                                   \
+		preempt_disable();           \
+		do_write_trylock(l) ? 1 : ({ \
+			preempt_enable();    \
+			0;                   \
+		});                          \
+	})
+#define read_lock_irq(l)             \
+	do {                         \
+		local_irq_disable(); \
+		read_lock(l);        \
+	} while (0)
+#define read_unlock_irq(l)          \
+	do {                        \
+		do_read_unlock(l);  \
+		local_irq_enable(); \
+		preempt_enable();   \
+	} while (0)
+#define write_lock_irq(l)            \
+	do {                         \
+		local_irq_disable(); \
+		write_lock(l);       \
+	} while (0)
+#define write_unlock_irq(l)         \
+	do {                        \
+		do_write_unlock(l); \
+		local_irq_enable(); \
+		preempt_enable();   \
+	} while (0)
+#define read_lock_irqsave(l, f)    \
+	do {                       \
+		local_irq_save(f); \
+		read_lock(l);      \
+	} while (0)
+#define read_unlock_irqrestore(l, f)  \
+	do {                          \
+		do_read_unlock(l);    \
+		local_irq_restore(f); \
+		preempt_enable();     \
+	} while (0)
+#define write_lock_irqsave(l, f)   \
+	do {                       \
+		local_irq_save(f); \
+		write_lock(l);     \
+	} while (0)
 #define write_unlock_irqrestore(l, f) \
-	do { do_write_unlock(l); local_irq_restore(f); preempt_enable(); } while (0)
-#define read_lock_bh(l) do { local_bh_disable(); read_lock(l); } while (0)
-#define read_unlock_bh(l) do { read_unlock(l); local_bh_enable(); } while (0)
-#define write_lock_bh(l) do { local_bh_disable(); write_lock(l); } while (0)
-#define write_unlock_bh(l) do { write_unlock(l); local_bh_enable(); } while (0)
+	do {                          \
+		do_write_unlock(l);   \
+		local_irq_restore(f); \
+		preempt_enable();     \
+	} while (0)
+#define read_lock_bh(l)             \
+	do {                        \
+		local_bh_disable(); \
+		read_lock(l);       \
+	} while (0)
+#define read_unlock_bh(l)          \
+	do {                       \
+		read_unlock(l);    \
+		local_bh_enable(); \
+	} while (0)
+#define write_lock_bh(l)            \
+	do {                        \
+		local_bh_disable(); \
+		write_lock(l);      \
+	} while (0)
+#define write_unlock_bh(l)         \
+	do {                       \
+		write_unlock(l);   \
+		local_bh_enable(); \
+	} while (0)
 
 #include <uk/linux/lockdep.h>
 

@@ -19,9 +19,9 @@ typedef u64 timeu64_t;
 #define PSEC_PER_SEC 1000000000000LL
 #define FSEC_PER_SEC 1000000000000000LL
 
-#define TIME64_MAX ((s64)~((u64)1 << 63))
+#define TIME64_MAX ((s64) ~((u64)1 << 63))
 #define TIME64_MIN (-TIME64_MAX - 1)
-#define KTIME_MAX ((s64)~((u64)1 << 63))
+#define KTIME_MAX ((s64) ~((u64)1 << 63))
 #define KTIME_MIN (-KTIME_MAX - 1)
 #define KTIME_SEC_MAX (KTIME_MAX / NSEC_PER_SEC)
 #define KTIME_SEC_MIN (KTIME_MIN / NSEC_PER_SEC)

@@ -12,7 +12,8 @@
 #include <uk/linux/ktime.h>
 #include <uk/shim/clock.h>
 
-namespace uk {
+namespace uk
+{
 extern s64 clock_realtime_offset_ns;
 }
 

@@ -36,24 +36,26 @@ struct timer_list {
 
 #define NEXT_TIMER_MAX_DELTA ((1UL << 30) - 1)
 
-void init_timer_key(struct timer_list *timer, void (*func)(struct timer_list *),
-		    unsigned int flags, const char *name, void *key);
+void init_timer_key(struct timer_list *timer, void (*func)(struct timer_list *), unsigned int flags,
+		    const char *name, void *key);
 
-#define __init_timer(_timer, _fn, _flags) init_timer_key((_timer), (_fn), (_flags), #_timer, nullptr)
+#define __init_timer(_timer, _fn, _flags) \
+	init_timer_key((_timer), (_fn), (_flags), #_timer, nullptr)
 #define __init_timer_on_stack(_timer, _fn, _flags) __init_timer(_timer, _fn, _flags)
 
 #define timer_setup(timer, callback, flags) __init_timer((timer), (callback), (flags))
-#define timer_setup_on_stack(timer, callback, flags) __init_timer_on_stack((timer), (callback), (flags))
+#define timer_setup_on_stack(timer, callback, flags) \
+	__init_timer_on_stack((timer), (callback), (flags))
 
-static inline void destroy_timer_on_stack(struct timer_list *timer)
-{
-}
+static inline void destroy_timer_on_stack(struct timer_list *timer) {}
 
+/* clang-format off */
 #define __TIMER_INITIALIZER(_function, _flags)                              \
 	{                                                                   \
 		.node = { 0, 0, -1 }, .expires = 0, .function = (_function), \
 		.flags = (_flags),                                          \
 	}
+/* clang-format on */
 
 #define DEFINE_TIMER(_name, _function) struct timer_list _name = __TIMER_INITIALIZER(_function, 0)
 

@@ -49,13 +49,19 @@ void __init_waitqueue_head(struct wait_queue_head *wq_head, const char *name,
 #define init_waitqueue_head(wq_head) __init_waitqueue_head((wq_head), #wq_head, nullptr)
 
 /* A statically initialised head: the list points at itself. */
+/* clang-format off */
 #define __WAIT_QUEUE_HEAD_INITIALIZER(name) { .lock = {}, .head = { &(name).head, &(name).head } }
-#define DECLARE_WAIT_QUEUE_HEAD(name) struct wait_queue_head name = __WAIT_QUEUE_HEAD_INITIALIZER(name)
+/* clang-format on */
+#define DECLARE_WAIT_QUEUE_HEAD(name) \
+	struct wait_queue_head name = __WAIT_QUEUE_HEAD_INITIALIZER(name)
 #define DECLARE_WAIT_QUEUE_HEAD_ONSTACK(name) DECLARE_WAIT_QUEUE_HEAD(name)
 
+/* clang-format off */
 #define __WAITQUEUE_INITIALIZER(name, tsk)                                                  \
 	{ .flags = 0, .private_ = (tsk), .func = default_wake_function, .entry = { nullptr, nullptr } }
-#define DECLARE_WAITQUEUE(name, tsk) struct wait_queue_entry name = __WAITQUEUE_INITIALIZER(name, tsk)
+/* clang-format on */
+#define DECLARE_WAITQUEUE(name, tsk) \
+	struct wait_queue_entry name = __WAITQUEUE_INITIALIZER(name, tsk)
 
 static inline void init_waitqueue_entry(struct wait_queue_entry *wq_entry, struct task_struct *p)
 {
@@ -106,7 +112,7 @@ static inline void __add_wait_queue(struct wait_queue_head *wq_head,
 	struct wait_queue_entry *wq;
 
 	/* priority waiters stay in front of everything else */
-	list_for_each_entry(wq, &wq_head->head, entry) {
+	list_for_each_entry (wq, &wq_head->head, entry) {
 		if (!(wq->flags & WQ_FLAG_PRIORITY))
 			break;
 		head = &wq->entry;
@@ -181,8 +187,7 @@ static inline void wake_up_pollfree(struct wait_queue_head *wq_head)
 
 /* Entries for the open-coded loop. */
 void init_wait_entry(struct wait_queue_entry *wq_entry, int flags);
-void prepare_to_wait(struct wait_queue_head *wq_head, struct wait_queue_entry *wq_entry,
-		     int state);
+void prepare_to_wait(struct wait_queue_head *wq_head, struct wait_queue_entry *wq_entry, int state);
 bool prepare_to_wait_exclusive(struct wait_queue_head *wq_head, struct wait_queue_entry *wq_entry,
 			       int state);
 long prepare_to_wait_event(struct wait_queue_head *wq_head, struct wait_queue_entry *wq_entry,
@@ -190,26 +195,25 @@ long prepare_to_wait_event(struct wait_queue_head *wq_head, struct wait_queue_en
 void finish_wait(struct wait_queue_head *wq_head, struct wait_queue_entry *wq_entry);
 long wait_woken(struct wait_queue_entry *wq_entry, unsigned mode, long timeout);
 int woken_wake_function(struct wait_queue_entry *wq_entry, unsigned mode, int sync, void *key);
-int autoremove_wake_function(struct wait_queue_entry *wq_entry, unsigned mode, int sync,
-			     void *key);
+int autoremove_wake_function(struct wait_queue_entry *wq_entry, unsigned mode, int sync, void *key);
 int do_wait_intr(wait_queue_head_t *wq, wait_queue_entry_t *wait);
 int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait);
 
-#define DEFINE_WAIT_FUNC(name, function)                                                    \
-	struct wait_queue_entry name = {                                                    \
-		.flags = 0,                                                                 \
-		.private_ = get_current(),                                                  \
-		.func = function,                                                           \
-		.entry = LIST_HEAD_INIT((name).entry),                                      \
+#define DEFINE_WAIT_FUNC(name, function)               \
+	struct wait_queue_entry name = {               \
+		.flags = 0,                            \
+		.private_ = get_current(),             \
+		.func = function,                      \
+		.entry = LIST_HEAD_INIT((name).entry), \
 	}
 #define DEFINE_WAIT(name) DEFINE_WAIT_FUNC(name, autoremove_wake_function)
 
-#define init_wait_func(wait, function)                                                      \
-	do {                                                                                \
-		(wait)->private_ = get_current();                                           \
-		(wait)->func = function;                                                    \
-		INIT_LIST_HEAD(&(wait)->entry);                                             \
-		(wait)->flags = 0;                                                          \
+#define init_wait_func(wait, function)            \
+	do {                                      \
+		(wait)->private_ = get_current(); \
+		(wait)->func = function;          \
+		INIT_LIST_HEAD(&(wait)->entry);   \
+		(wait)->flags = 0;                \
 	} while (0)
 #define init_wait(wait) init_wait_func(wait, autoremove_wake_function)
 
@@ -220,16 +224,16 @@ int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait);
  * prepare_to_wait_event() reports when a signal is pending. `cmd` may
  * `break` out of the loop (hrtimeout does).
  */
-#define ___wait_is_interruptible(state)                                                     \
+#define ___wait_is_interruptible(state)                                                            \
 	(__builtin_constant_p(state) ? ((state) == TASK_INTERRUPTIBLE || (state) == TASK_KILLABLE) \
 				     : ((state) & (TASK_INTERRUPTIBLE | TASK_WAKEKILL)) != 0)
 
-#define ___wait_cond_timeout(condition)                                                     \
-	({                                                                                  \
-		bool __cond = (condition);                                                  \
-		if (__cond && !__ret)                                                       \
-			__ret = 1;                                                          \
-		__cond || !__ret;                                                           \
+#define ___wait_cond_timeout(condition)    \
+	({                                 \
+		bool __cond = (condition); \
+		if (__cond && !__ret)      \
+			__ret = 1;         \
+		__cond || !__ret;          \
 	})
 
 #define ___wait_event(wq_head, condition, state, exclusive, ret, cmd)                       \
@@ -256,179 +260,176 @@ int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait);
 		__ret;                                                                      \
 	})
 
-#define __wait_event(wq_head, condition)                                                    \
+#define __wait_event(wq_head, condition) \
 	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0, schedule())
 
-#define wait_event(wq_head, condition)                                                      \
-	do {                                                                                \
-		might_sleep();                                                              \
-		if (condition)                                                              \
-			break;                                                              \
-		__wait_event(wq_head, condition);                                           \
+#define wait_event(wq_head, condition)            \
+	do {                                      \
+		might_sleep();                    \
+		if (condition)                    \
+			break;                    \
+		__wait_event(wq_head, condition); \
 	} while (0)
 
-#define __io_wait_event(wq_head, condition)                                                 \
+#define __io_wait_event(wq_head, condition) \
 	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0, io_schedule())
 
-#define io_wait_event(wq_head, condition)                                                   \
-	do {                                                                                \
-		might_sleep();                                                              \
-		if (condition)                                                              \
-			break;                                                              \
-		__io_wait_event(wq_head, condition);                                        \
+#define io_wait_event(wq_head, condition)            \
+	do {                                         \
+		might_sleep();                       \
+		if (condition)                       \
+			break;                       \
+		__io_wait_event(wq_head, condition); \
 	} while (0)
 
 #define wait_event_freezable(wq_head, condition) wait_event_interruptible(wq_head, condition)
 
-#define __wait_event_timeout(wq_head, condition, timeout)                                   \
+#define __wait_event_timeout(wq_head, condition, timeout)                                         \
 	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_UNINTERRUPTIBLE, 0, timeout, \
 		      __ret = schedule_timeout(__ret))
 
-#define wait_event_timeout(wq_head, condition, timeout)                                     \
-	({                                                                                  \
-		long __ret = timeout;                                                       \
-		might_sleep();                                                              \
-		if (!___wait_cond_timeout(condition))                                       \
-			__ret = __wait_event_timeout(wq_head, condition, timeout);          \
-		__ret;                                                                      \
+#define wait_event_timeout(wq_head, condition, timeout)                            \
+	({                                                                         \
+		long __ret = timeout;                                              \
+		might_sleep();                                                     \
+		if (!___wait_cond_timeout(condition))                              \
+			__ret = __wait_event_timeout(wq_head, condition, timeout); \
+		__ret;                                                             \
 	})
 
 #define wait_event_freezable_timeout(wq_head, condition, timeout) \
 	wait_event_interruptible_timeout(wq_head, condition, timeout)
 
-#define __wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2)                          \
-	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 1, 0,                 \
-			    cmd1; schedule(); cmd2)
+#define __wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2) \
+	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 1, 0, cmd1; schedule(); cmd2)
 
-#define wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2)                            \
-	do {                                                                                \
-		if (condition)                                                              \
-			break;                                                              \
-		__wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2);                 \
+#define wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2)            \
+	do {                                                                \
+		if (condition)                                              \
+			break;                                              \
+		__wait_event_exclusive_cmd(wq_head, condition, cmd1, cmd2); \
 	} while (0)
 
-#define __wait_event_cmd(wq_head, condition, cmd1, cmd2)                                    \
-	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0,                 \
-			    cmd1; schedule(); cmd2)
+#define __wait_event_cmd(wq_head, condition, cmd1, cmd2) \
+	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0, cmd1; schedule(); cmd2)
 
-#define wait_event_cmd(wq_head, condition, cmd1, cmd2)                                      \
-	do {                                                                                \
-		if (condition)                                                              \
-			break;                                                              \
-		__wait_event_cmd(wq_head, condition, cmd1, cmd2);                           \
+#define wait_event_cmd(wq_head, condition, cmd1, cmd2)            \
+	do {                                                      \
+		if (condition)                                    \
+			break;                                    \
+		__wait_event_cmd(wq_head, condition, cmd1, cmd2); \
 	} while (0)
 
-#define __wait_event_interruptible(wq_head, condition)                                      \
+#define __wait_event_interruptible(wq_head, condition) \
 	___wait_event(wq_head, condition, TASK_INTERRUPTIBLE, 0, 0, schedule())
 
-#define wait_event_interruptible(wq_head, condition)                                        \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_interruptible(wq_head, condition);             \
-		__ret;                                                                      \
+#define wait_event_interruptible(wq_head, condition)                            \
+	({                                                                      \
+		int __ret = 0;                                                  \
+		might_sleep();                                                  \
+		if (!(condition))                                               \
+			__ret = __wait_event_interruptible(wq_head, condition); \
+		__ret;                                                          \
 	})
 
-#define __wait_event_interruptible_timeout(wq_head, condition, timeout)                     \
+#define __wait_event_interruptible_timeout(wq_head, condition, timeout)                         \
 	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_INTERRUPTIBLE, 0, timeout, \
 		      __ret = schedule_timeout(__ret))
 
-#define wait_event_interruptible_timeout(wq_head, condition, timeout)                       \
-	({                                                                                  \
-		long __ret = timeout;                                                       \
-		might_sleep();                                                              \
-		if (!___wait_cond_timeout(condition))                                       \
+#define wait_event_interruptible_timeout(wq_head, condition, timeout)                            \
+	({                                                                                       \
+		long __ret = timeout;                                                            \
+		might_sleep();                                                                   \
+		if (!___wait_cond_timeout(condition))                                            \
 			__ret = __wait_event_interruptible_timeout(wq_head, condition, timeout); \
-		__ret;                                                                      \
+		__ret;                                                                           \
 	})
 
 /*
  * hrtimer-bounded waits: need <uk/linux/hrtimer.h> (struct hrtimer_sleeper)
  * at the point of use. Return 0, -ETIME on timeout, or -ERESTARTSYS.
  */
-#define __wait_event_hrtimeout(wq_head, condition, timeout, state)                          \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		struct hrtimer_sleeper __t;                                                 \
-                                                                                            \
-		hrtimer_setup_sleeper_on_stack(&__t, CLOCK_MONOTONIC, HRTIMER_MODE_REL);    \
-		if ((timeout) != KTIME_MAX) {                                               \
-			hrtimer_set_expires_range_ns(&__t.timer, timeout,                   \
-						     get_current()->timer_slack_ns);        \
-			hrtimer_sleeper_start_expires(&__t, HRTIMER_MODE_REL);              \
-		}                                                                           \
-                                                                                            \
-		__ret = ___wait_event(wq_head, condition, state, 0, 0,                      \
-			if (!READ_ONCE(__t.task)) {                                         \
-				__ret = -ETIME;                                             \
-				break;                                                      \
-			}                                                                   \
-			schedule());                                                        \
-                                                                                            \
-		hrtimer_cancel(&__t.timer);                                                 \
-		destroy_hrtimer_on_stack(&__t.timer);                                       \
-		__ret;                                                                      \
+#define __wait_event_hrtimeout(wq_head, condition, timeout, state)                       \
+	({                                                                               \
+		int __ret = 0;                                                           \
+		struct hrtimer_sleeper __t;                                              \
+                                                                                         \
+		hrtimer_setup_sleeper_on_stack(&__t, CLOCK_MONOTONIC, HRTIMER_MODE_REL); \
+		if ((timeout) != KTIME_MAX) {                                            \
+			hrtimer_set_expires_range_ns(&__t.timer, timeout,                \
+						     get_current()->timer_slack_ns);     \
+			hrtimer_sleeper_start_expires(&__t, HRTIMER_MODE_REL);           \
+		}                                                                        \
+                                                                                         \
+		__ret = ___wait_event(                                                   \
+			wq_head, condition, state, 0, 0, if (!READ_ONCE(__t.task)) {     \
+				__ret = -ETIME;                                          \
+				break;                                                   \
+			} schedule());                                                   \
+                                                                                         \
+		hrtimer_cancel(&__t.timer);                                              \
+		destroy_hrtimer_on_stack(&__t.timer);                                    \
+		__ret;                                                                   \
 	})
 
-#define wait_event_hrtimeout(wq_head, condition, timeout)                                   \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_hrtimeout(wq_head, condition, timeout,         \
-						       TASK_UNINTERRUPTIBLE);               \
-		__ret;                                                                      \
+#define wait_event_hrtimeout(wq_head, condition, timeout)                           \
+	({                                                                          \
+		int __ret = 0;                                                      \
+		might_sleep();                                                      \
+		if (!(condition))                                                   \
+			__ret = __wait_event_hrtimeout(wq_head, condition, timeout, \
+						       TASK_UNINTERRUPTIBLE);       \
+		__ret;                                                              \
 	})
 
-#define wait_event_interruptible_hrtimeout(wq, condition, timeout)                          \
-	({                                                                                  \
-		long __ret = 0;                                                             \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_hrtimeout(wq, condition, timeout,              \
-						       TASK_INTERRUPTIBLE);                 \
-		__ret;                                                                      \
+#define wait_event_interruptible_hrtimeout(wq, condition, timeout)             \
+	({                                                                     \
+		long __ret = 0;                                                \
+		might_sleep();                                                 \
+		if (!(condition))                                              \
+			__ret = __wait_event_hrtimeout(wq, condition, timeout, \
+						       TASK_INTERRUPTIBLE);    \
+		__ret;                                                         \
 	})
 
-#define __wait_event_interruptible_exclusive(wq, condition)                                 \
+#define __wait_event_interruptible_exclusive(wq, condition) \
 	___wait_event(wq, condition, TASK_INTERRUPTIBLE, 1, 0, schedule())
 
-#define wait_event_interruptible_exclusive(wq, condition)                                   \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_interruptible_exclusive(wq, condition);        \
-		__ret;                                                                      \
+#define wait_event_interruptible_exclusive(wq, condition)                            \
+	({                                                                           \
+		int __ret = 0;                                                       \
+		might_sleep();                                                       \
+		if (!(condition))                                                    \
+			__ret = __wait_event_interruptible_exclusive(wq, condition); \
+		__ret;                                                               \
 	})
 
-#define __wait_event_killable_exclusive(wq, condition)                                      \
+#define __wait_event_killable_exclusive(wq, condition) \
 	___wait_event(wq, condition, TASK_KILLABLE, 1, 0, schedule())
 
-#define wait_event_killable_exclusive(wq, condition)                                        \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_killable_exclusive(wq, condition);             \
-		__ret;                                                                      \
+#define wait_event_killable_exclusive(wq, condition)                            \
+	({                                                                      \
+		int __ret = 0;                                                  \
+		might_sleep();                                                  \
+		if (!(condition))                                               \
+			__ret = __wait_event_killable_exclusive(wq, condition); \
+		__ret;                                                          \
 	})
 
-#define __wait_event_killable(wq, condition)                                                \
+#define __wait_event_killable(wq, condition) \
 	___wait_event(wq, condition, TASK_KILLABLE, 0, 0, schedule())
 
-#define wait_event_killable(wq_head, condition)                                             \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__ret = __wait_event_killable(wq_head, condition);                  \
-		__ret;                                                                      \
+#define wait_event_killable(wq_head, condition)                            \
+	({                                                                 \
+		int __ret = 0;                                             \
+		might_sleep();                                             \
+		if (!(condition))                                          \
+			__ret = __wait_event_killable(wq_head, condition); \
+		__ret;                                                     \
 	})
 
-#define __wait_event_killable_timeout(wq_head, condition, timeout)                          \
-	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_KILLABLE, 0, timeout,  \
+#define __wait_event_killable_timeout(wq_head, condition, timeout)                         \
+	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_KILLABLE, 0, timeout, \
 		      __ret = schedule_timeout(__ret))
 
 #define wait_event_killable_timeout(wq_head, condition, timeout)                            \
@@ -440,90 +441,92 @@ int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait);
 		__ret;                                                                      \
 	})
 
-#define __wait_event_idle(wq_head, condition)                                               \
+#define __wait_event_idle(wq_head, condition) \
 	(void)___wait_event(wq_head, condition, TASK_IDLE, 0, 0, schedule())
 
-#define wait_event_idle(wq_head, condition)                                                 \
-	do {                                                                                \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__wait_event_idle(wq_head, condition);                              \
+#define wait_event_idle(wq_head, condition)                    \
+	do {                                                   \
+		might_sleep();                                 \
+		if (!(condition))                              \
+			__wait_event_idle(wq_head, condition); \
 	} while (0)
 
-#define __wait_event_idle_exclusive(wq_head, condition)                                     \
+#define __wait_event_idle_exclusive(wq_head, condition) \
 	(void)___wait_event(wq_head, condition, TASK_IDLE, 1, 0, schedule())
 
-#define wait_event_idle_exclusive(wq_head, condition)                                       \
-	do {                                                                                \
-		might_sleep();                                                              \
-		if (!(condition))                                                           \
-			__wait_event_idle_exclusive(wq_head, condition);                    \
+#define wait_event_idle_exclusive(wq_head, condition)                    \
+	do {                                                             \
+		might_sleep();                                           \
+		if (!(condition))                                        \
+			__wait_event_idle_exclusive(wq_head, condition); \
 	} while (0)
 
-#define __wait_event_idle_timeout(wq_head, condition, timeout)                              \
-	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_IDLE, 0, timeout,      \
+#define __wait_event_idle_timeout(wq_head, condition, timeout)                         \
+	___wait_event(wq_head, ___wait_cond_timeout(condition), TASK_IDLE, 0, timeout, \
 		      __ret = schedule_timeout(__ret))
 
-#define wait_event_idle_timeout(wq_head, condition, timeout)                                \
-	({                                                                                  \
-		long __ret = timeout;                                                       \
-		might_sleep();                                                              \
-		if (!___wait_cond_timeout(condition))                                       \
-			__ret = __wait_event_idle_timeout(wq_head, condition, timeout);     \
-		__ret;                                                                      \
+#define wait_event_idle_timeout(wq_head, condition, timeout)                            \
+	({                                                                              \
+		long __ret = timeout;                                                   \
+		might_sleep();                                                          \
+		if (!___wait_cond_timeout(condition))                                   \
+			__ret = __wait_event_idle_timeout(wq_head, condition, timeout); \
+		__ret;                                                                  \
 	})
 
 /* Sleep with wq_head->lock (a spinlock_t taken with _irq) held around the test. */
-#define __wait_event_lock_irq(wq_head, condition, lock, cmd)                                \
-	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0,                 \
-			    spin_unlock_irq(&lock); cmd; schedule(); spin_lock_irq(&lock))
+#define __wait_event_lock_irq(wq_head, condition, lock, cmd)                \
+	(void)___wait_event(wq_head, condition, TASK_UNINTERRUPTIBLE, 0, 0, \
+			    spin_unlock_irq(&lock);                         \
+			    cmd; schedule(); spin_lock_irq(&lock))
 
-#define wait_event_lock_irq_cmd(wq_head, condition, lock, cmd)                              \
-	do {                                                                                \
-		if (condition)                                                              \
-			break;                                                              \
-		__wait_event_lock_irq(wq_head, condition, lock, cmd);                       \
+#define wait_event_lock_irq_cmd(wq_head, condition, lock, cmd)        \
+	do {                                                          \
+		if (condition)                                        \
+			break;                                        \
+		__wait_event_lock_irq(wq_head, condition, lock, cmd); \
 	} while (0)
 
-#define wait_event_lock_irq(wq_head, condition, lock)                                       \
-	do {                                                                                \
-		if (condition)                                                              \
-			break;                                                              \
-		__wait_event_lock_irq(wq_head, condition, lock, );                          \
+#define wait_event_lock_irq(wq_head, condition, lock)              \
+	do {                                                       \
+		if (condition)                                     \
+			break;                                     \
+		__wait_event_lock_irq(wq_head, condition, lock, ); \
 	} while (0)
 
-#define __wait_event_interruptible_lock_irq(wq_head, condition, lock, cmd)                  \
-	___wait_event(wq_head, condition, TASK_INTERRUPTIBLE, 0, 0,                         \
-		      spin_unlock_irq(&lock); cmd; schedule(); spin_lock_irq(&lock))
+#define __wait_event_interruptible_lock_irq(wq_head, condition, lock, cmd)                       \
+	___wait_event(wq_head, condition, TASK_INTERRUPTIBLE, 0, 0, spin_unlock_irq(&lock); cmd; \
+		      schedule(); spin_lock_irq(&lock))
 
-#define wait_event_interruptible_lock_irq(wq_head, condition, lock)                         \
-	({                                                                                  \
-		int __ret = 0;                                                              \
-		if (!(condition))                                                           \
+#define wait_event_interruptible_lock_irq(wq_head, condition, lock)                              \
+	({                                                                                       \
+		int __ret = 0;                                                                   \
+		if (!(condition))                                                                \
 			__ret = __wait_event_interruptible_lock_irq(wq_head, condition, lock, ); \
-		__ret;                                                                      \
+		__ret;                                                                           \
 	})
 
-#define __wait_event_lock_irq_timeout(wq_head, condition, lock, timeout, state)             \
-	___wait_event(wq_head, ___wait_cond_timeout(condition), state, 0, timeout,          \
-		      spin_unlock_irq(&lock); __ret = schedule_timeout(__ret); spin_lock_irq(&lock))
+#define __wait_event_lock_irq_timeout(wq_head, condition, lock, timeout, state)    \
+	___wait_event(wq_head, ___wait_cond_timeout(condition), state, 0, timeout, \
+		      spin_unlock_irq(&lock);                                      \
+		      __ret = schedule_timeout(__ret); spin_lock_irq(&lock))
 
-#define wait_event_lock_irq_timeout(wq_head, condition, lock, timeout)                      \
-	({                                                                                  \
-		long __ret = timeout;                                                       \
-		if (!___wait_cond_timeout(condition))                                       \
+#define wait_event_lock_irq_timeout(wq_head, condition, lock, timeout)                           \
+	({                                                                                       \
+		long __ret = timeout;                                                            \
+		if (!___wait_cond_timeout(condition))                                            \
 			__ret = __wait_event_lock_irq_timeout(wq_head, condition, lock, timeout, \
-							      TASK_UNINTERRUPTIBLE);        \
-		__ret;                                                                      \
+							      TASK_UNINTERRUPTIBLE);             \
+		__ret;                                                                           \
 	})
 
-#define wait_event_interruptible_lock_irq_timeout(wq_head, condition, lock, timeout)        \
-	({                                                                                  \
-		long __ret = timeout;                                                       \
-		if (!___wait_cond_timeout(condition))                                       \
+#define wait_event_interruptible_lock_irq_timeout(wq_head, condition, lock, timeout)             \
+	({                                                                                       \
+		long __ret = timeout;                                                            \
+		if (!___wait_cond_timeout(condition))                                            \
 			__ret = __wait_event_lock_irq_timeout(wq_head, condition, lock, timeout, \
-							      TASK_INTERRUPTIBLE);          \
-		__ret;                                                                      \
+							      TASK_INTERRUPTIBLE);               \
+		__ret;                                                                           \
 	})
 
 #endif /* UK_LINUX_WAIT_H */

@@ -54,7 +54,7 @@ enum work_flags {
 
 enum wq_misc_consts {
 	WORK_NR_COLORS = (1 << WORK_STRUCT_COLOR_BITS) - 1,
-	WORK_NO_COLOR = WORK_NR_COLORS,	/* barriers: not counted by flushes */
+	WORK_NO_COLOR = WORK_NR_COLORS, /* barriers: not counted by flushes */
 	WORK_CPU_UNBOUND = NR_CPUS,
 	WORK_BUSY_PENDING = 1 << 0,
 	WORK_BUSY_RUNNING = 1 << 1,
@@ -74,7 +74,8 @@ struct work_struct {
 };
 
 #define WORK_DATA_INIT() ATOMIC_LONG_INIT((unsigned long)WORK_STRUCT_NO_POOL)
-#define WORK_DATA_STATIC_INIT() ATOMIC_LONG_INIT((unsigned long)(WORK_STRUCT_NO_POOL | WORK_STRUCT_STATIC))
+#define WORK_DATA_STATIC_INIT() \
+	ATOMIC_LONG_INIT((unsigned long)(WORK_STRUCT_NO_POOL | WORK_STRUCT_STATIC))
 
 struct delayed_work {
 	struct work_struct work;
@@ -103,22 +104,22 @@ static inline struct rcu_work *to_rcu_work(struct work_struct *work)
 
 #define work_data_bits(work) ((unsigned long *)(&(work)->data.counter))
 
-#define __INIT_WORK(_work, _func, _onstack)                                                 \
-	do {                                                                                \
-		atomic_long_set(&(_work)->data, (long)WORK_STRUCT_NO_POOL);                 \
-		INIT_LIST_HEAD(&(_work)->entry);                                            \
-		(_work)->func = (_func);                                                    \
+#define __INIT_WORK(_work, _func, _onstack)                                 \
+	do {                                                                \
+		atomic_long_set(&(_work)->data, (long)WORK_STRUCT_NO_POOL); \
+		INIT_LIST_HEAD(&(_work)->entry);                            \
+		(_work)->func = (_func);                                    \
 	} while (0)
 
 #define INIT_WORK(_work, _func) __INIT_WORK((_work), (_func), 0)
 #define INIT_WORK_ONSTACK(_work, _func) __INIT_WORK((_work), (_func), 1)
 
-#define __INIT_DELAYED_WORK(_work, _func, _tflags)                                          \
-	do {                                                                                \
-		INIT_WORK(&(_work)->work, (_func));                                         \
+#define __INIT_DELAYED_WORK(_work, _func, _tflags)                                              \
+	do {                                                                                    \
+		INIT_WORK(&(_work)->work, (_func));                                             \
 		timer_setup(&(_work)->timer, delayed_work_timer_fn, (_tflags) | TIMER_IRQSAFE); \
-		(_work)->wq = nullptr;                                                      \
-		(_work)->cpu = 0;                                                           \
+		(_work)->wq = nullptr;                                                          \
+		(_work)->cpu = 0;                                                               \
 	} while (0)
 
 #define INIT_DELAYED_WORK(_work, _func) __INIT_DELAYED_WORK(_work, _func, 0)
@@ -127,15 +128,19 @@ static inline struct rcu_work *to_rcu_work(struct work_struct *work)
 #define INIT_RCU_WORK(_work, _func) INIT_WORK(&(_work)->work, (_func))
 #define INIT_RCU_WORK_ONSTACK(_work, _func) INIT_WORK_ONSTACK(&(_work)->work, (_func))
 
+/* clang-format off */
 #define __WORK_INITIALIZER(n, f)                                                            \
 	{ .data = WORK_DATA_STATIC_INIT(), .entry = { &(n).entry, &(n).entry }, .func = (f) }
+/* clang-format on */
 
+/* clang-format off */
 #define __DELAYED_WORK_INITIALIZER(n, f, tflags)                                            \
 	{                                                                                   \
 		.work = __WORK_INITIALIZER((n).work, (f)),                                  \
 		.timer = __TIMER_INITIALIZER(delayed_work_timer_fn, (tflags) | TIMER_IRQSAFE), \
 		.wq = nullptr, .cpu = 0,                                                    \
 	}
+/* clang-format on */
 
 #define DECLARE_WORK(n, f) struct work_struct n = __WORK_INITIALIZER(n, f)
 #define DECLARE_DELAYED_WORK(n, f) struct delayed_work n = __DELAYED_WORK_INITIALIZER(n, f, 0)
@@ -261,7 +266,8 @@ static inline bool schedule_delayed_work(struct delayed_work *dwork, unsigned lo
 
 long work_on_cpu(int cpu, long (*fn)(void *), void *arg);
 
-namespace uk {
+namespace uk
+{
 /* Worker threads alive in all pools (tests keep thread counts sane). */
 int wq_nr_workers(void);
 } // namespace uk

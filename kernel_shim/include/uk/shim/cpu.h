@@ -45,16 +45,16 @@ inline constexpr uint32_t kCpuWaiters = 1u << 3;
 // Per-thread view of the CPU it runs on. Kept small and at a fixed TLS
 // offset: every preempt/irq operation touches it.
 struct ThreadCpu {
-  int cpu = -1;            // virtual CPU whose bits this thread holds, or -1
-  int pinned = -1;         // CPU set by pin_thread_to_cpu(), or -1
-  int sticky = -1;         // CPU kept while holding spinlocks (migrate-off)
-  uint32_t held = 0;       // kCpu* bits held in cpu_word(cpu)
+  int cpu = -1;       // virtual CPU whose bits this thread holds, or -1
+  int pinned = -1;    // CPU set by pin_thread_to_cpu(), or -1
+  int sticky = -1;    // CPU kept while holding spinlocks (migrate-off)
+  uint32_t held = 0;  // kCpu* bits held in cpu_word(cpu)
   uint32_t preempt_count = 0;  // the kernel's preempt_count() layout
-  uint32_t pdepth = 0;     // owning preempt_disable() nesting
-  uint32_t bh_depth = 0;   // local_bh_disable() nesting
-  uint32_t lock_depth = 0; // spinlocks held (migrate_disable() nesting)
-  bool irqs_off = false;   // local_irq_disable() state
-  bool in_irq_ctx = false; // running interrupt work (hardirq or softirq)
+  uint32_t pdepth = 0;         // owning preempt_disable() nesting
+  uint32_t bh_depth = 0;       // local_bh_disable() nesting
+  uint32_t lock_depth = 0;     // spinlocks held (migrate_disable() nesting)
+  bool irqs_off = false;       // local_irq_disable() state
+  bool in_irq_ctx = false;     // running interrupt work (hardirq or softirq)
 };
 
 extern constinit thread_local ThreadCpu tls_cpu

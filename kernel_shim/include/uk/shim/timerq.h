@@ -15,9 +15,9 @@
 
 // Embedded in struct hrtimer (as `node`) and struct timer_list.
 struct uk_timerq_node {
-	ktime_t expires; /* hrtimer: hard expiry; timer_list: clock ns */
-	u64 seq;         /* arming order, breaks ties */
-	s32 idx;         /* position in the heap, -1 when not queued */
+  ktime_t expires; /* hrtimer: hard expiry; timer_list: clock ns */
+  u64 seq;         /* arming order, breaks ties */
+  s32 idx;         /* position in the heap, -1 when not queued */
 };
 
 #endif  // UK_SHIM_TIMERQ_H_

@@ -86,7 +86,8 @@ int set_user_sigmask(const sigset_t *umask, size_t sigsetsize);
 void restore_saved_sigmask_unless(bool interrupted);
 void restore_saved_sigmask(void);
 
-namespace uk {
+namespace uk
+{
 
 /*
  * Makes `sig` (1..64) pending on `p` and, unless blocked, wakes it if it
