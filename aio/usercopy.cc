@@ -21,6 +21,9 @@ extern const char uk_raw_copy_user_st[];
 extern const char uk_raw_copy_user_ld4[];
 extern const char uk_raw_copy_user_st4[];
 extern const char uk_raw_copy_user_fixup[];
+/* The linker's bounds of the exception table (none: both null). */
+extern const uk_exception_table_entry __start___uk_ex_table[] __attribute__((weak));
+extern const uk_exception_table_entry __stop___uk_ex_table[] __attribute__((weak));
 }
 
 #if defined(__x86_64__)
@@ -111,6 +114,14 @@ void fault_handler(int sig, siginfo_t *info, void *ucv)
 	    rip == (greg_t)uk_raw_copy_user_st4) {
 		rip = (greg_t)uk_raw_copy_user_fixup;
 		return;
+	}
+	/* fixup_exception(): the inline get_user()/put_user() accesses. */
+	for (const uk_exception_table_entry *e = __start___uk_ex_table; e < __stop___uk_ex_table;
+	     e++) {
+		if (rip == (greg_t)((const char *)&e->insn + e->insn)) {
+			rip = (greg_t)((const char *)&e->fixup + e->fixup);
+			return;
+		}
 	}
 	chain(sig, info, ucv);
 }
