@@ -38,11 +38,11 @@ struct uk_exception_table_entry {
 	int insn, fixup;
 };
 
-#define _UK_ASM_EXTABLE(from, to)                 \
-	".pushsection __uk_ex_table,\"a\"\n"      \
+#define _UK_ASM_EXTABLE(from, to)            \
+	".pushsection __uk_ex_table,\"a\"\n" \
 	"	.balign 4\n"                       \
-	"	.long " #from " - .\n"             \
-	"	.long " #to " - .\n"               \
+	"	.long " #from " - .\n"       \
+	"	.long " #to " - .\n"         \
 	".popsection\n"
 
 /*
@@ -50,25 +50,25 @@ struct uk_exception_table_entry {
  * register operand modifier); a fault resumes at 3, which sets -EFAULT
  * (and, for a load, a zero value) and goes on after the access.
  */
-#define __uk_get_user_asm(x, addr, err, itype, rtype)                  \
-	asm volatile("1:	mov" itype " %2, %" rtype "1\n"           \
-		     "2:\n"                                            \
-		     ".pushsection .text.unlikely,\"ax\"\n"            \
-		     "3:	movl %3, %0\n"                             \
-		     "	xor" itype " %" rtype "1, %" rtype "1\n"      \
-		     "	jmp 2b\n"                                     \
-		     ".popsection\n" _UK_ASM_EXTABLE(1b, 3b)           \
-		     : "=r"(err), "=q"(x)                              \
+#define __uk_get_user_asm(x, addr, err, itype, rtype)            \
+	asm volatile("1:	mov" itype " %2, %" rtype "1\n"  \
+		     "2:\n"                                      \
+		     ".pushsection .text.unlikely,\"ax\"\n"      \
+		     "3:	movl %3, %0\n"                          \
+		     "	xor" itype " %" rtype "1, %" rtype "1\n" \
+		     "	jmp 2b\n"                                 \
+		     ".popsection\n" _UK_ASM_EXTABLE(1b, 3b)     \
+		     : "=r"(err), "=q"(x)                        \
 		     : "m"(*(const volatile char *)(addr)), "i"(-EFAULT), "0"(err))
 
-#define __uk_put_user_asm(x, addr, err, itype, rtype)                  \
-	asm volatile("1:	mov" itype " %" rtype "1, %2\n"           \
-		     "2:\n"                                            \
-		     ".pushsection .text.unlikely,\"ax\"\n"            \
-		     "3:	movl %3, %0\n"                             \
-		     "	jmp 2b\n"                                     \
-		     ".popsection\n" _UK_ASM_EXTABLE(1b, 3b)           \
-		     : "=r"(err)                                       \
+#define __uk_put_user_asm(x, addr, err, itype, rtype)                                \
+	asm volatile("1:	mov" itype " %" rtype "1, %2\n"                      \
+		     "2:\n"                                                          \
+		     ".pushsection .text.unlikely,\"ax\"\n"                          \
+		     "3:	movl %3, %0\n"                                              \
+		     "	jmp 2b\n"                                                     \
+		     ".popsection\n" _UK_ASM_EXTABLE(1b, 3b)                         \
+		     : "=r"(err)                                                     \
 		     : "q"(x), "m"(*(volatile char *)(addr)), "i"(-EFAULT), "0"(err) \
 		     : "memory")
 
@@ -77,80 +77,80 @@ struct uk_exception_table_entry {
  * as the kernel's (after access_ok()); 0 or -EFAULT, and a failed
  * get_user() stores zero in @x.
  */
-#define get_user(x, ptr)                                                              \
-	({                                                                            \
-		__typeof__(ptr) __gu_p = (ptr);                                       \
-		unsigned long __gu_val = 0;                                           \
-		int __gu_err = 0;                                                     \
-		static_assert(sizeof(*__gu_p) == 1 || sizeof(*__gu_p) == 2 ||         \
-				      sizeof(*__gu_p) == 4 || sizeof(*__gu_p) == 8,   \
-			      "get_user size");                                       \
-		if (unlikely(!access_ok(__gu_p, sizeof(*__gu_p)))) {                  \
-			__gu_err = -EFAULT;                                           \
-		} else {                                                              \
-			switch (sizeof(*__gu_p)) {                                    \
-			case 1: {                                                     \
-				unsigned char __v;                                    \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "b", "b");   \
-				__gu_val = __v;                                       \
-				break;                                                \
-			}                                                             \
-			case 2: {                                                     \
-				unsigned short __v;                                   \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "w", "w");   \
-				__gu_val = __v;                                       \
-				break;                                                \
-			}                                                             \
-			case 4: {                                                     \
-				unsigned int __v;                                     \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "l", "k");   \
-				__gu_val = __v;                                       \
-				break;                                                \
-			}                                                             \
-			default: {                                                    \
-				unsigned long __v;                                    \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "q", "q");   \
-				__gu_val = __v;                                       \
-				break;                                                \
-			}                                                             \
-			}                                                             \
-		}                                                                     \
-		(x) = (__typeof__(*(ptr)))__gu_val;                                   \
-		__gu_err;                                                             \
+#define get_user(x, ptr)                                                            \
+	({                                                                          \
+		__typeof__(ptr) __gu_p = (ptr);                                     \
+		unsigned long __gu_val = 0;                                         \
+		int __gu_err = 0;                                                   \
+		static_assert(sizeof(*__gu_p) == 1 || sizeof(*__gu_p) == 2 ||       \
+				      sizeof(*__gu_p) == 4 || sizeof(*__gu_p) == 8, \
+			      "get_user size");                                     \
+		if (unlikely(!access_ok(__gu_p, sizeof(*__gu_p)))) {                \
+			__gu_err = -EFAULT;                                         \
+		} else {                                                            \
+			switch (sizeof(*__gu_p)) {                                  \
+			case 1: {                                                   \
+				unsigned char __v;                                  \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "b", "b"); \
+				__gu_val = __v;                                     \
+				break;                                              \
+			}                                                           \
+			case 2: {                                                   \
+				unsigned short __v;                                 \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "w", "w"); \
+				__gu_val = __v;                                     \
+				break;                                              \
+			}                                                           \
+			case 4: {                                                   \
+				unsigned int __v;                                   \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "l", "k"); \
+				__gu_val = __v;                                     \
+				break;                                              \
+			}                                                           \
+			default: {                                                  \
+				unsigned long __v;                                  \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "q", "q"); \
+				__gu_val = __v;                                     \
+				break;                                              \
+			}                                                           \
+			}                                                           \
+		}                                                                   \
+		(x) = (__typeof__(*(ptr)))__gu_val;                                 \
+		__gu_err;                                                           \
 	})
 
-#define put_user(x, ptr)                                                              \
-	({                                                                            \
-		__typeof__(ptr) __pu_p = (ptr);                                       \
-		__typeof__(*(ptr)) __pu_v = (x);                                      \
-		unsigned long __pu_bits = 0;                                          \
-		int __pu_err = 0;                                                     \
-		static_assert(sizeof(*__pu_p) == 1 || sizeof(*__pu_p) == 2 ||         \
-				      sizeof(*__pu_p) == 4 || sizeof(*__pu_p) == 8,   \
-			      "put_user size");                                       \
-		__builtin_memcpy(&__pu_bits, &__pu_v, sizeof(__pu_v));                \
-		if (unlikely(!access_ok(__pu_p, sizeof(*__pu_p)))) {                  \
-			__pu_err = -EFAULT;                                           \
-		} else {                                                              \
-			switch (sizeof(*__pu_p)) {                                    \
-			case 1:                                                       \
-				__uk_put_user_asm((unsigned char)__pu_bits, __pu_p,   \
-						  __pu_err, "b", "b");                \
-				break;                                                \
-			case 2:                                                       \
-				__uk_put_user_asm((unsigned short)__pu_bits, __pu_p,  \
-						  __pu_err, "w", "w");                \
-				break;                                                \
-			case 4:                                                       \
-				__uk_put_user_asm((unsigned int)__pu_bits, __pu_p,    \
-						  __pu_err, "l", "k");                \
-				break;                                                \
-			default:                                                      \
-				__uk_put_user_asm(__pu_bits, __pu_p, __pu_err, "q", "q"); \
-				break;                                                \
-			}                                                             \
-		}                                                                     \
-		__pu_err;                                                             \
+#define put_user(x, ptr)                                                                           \
+	({                                                                                         \
+		__typeof__(ptr) __pu_p = (ptr);                                                    \
+		__typeof__(*(ptr)) __pu_v = (x);                                                   \
+		unsigned long __pu_bits = 0;                                                       \
+		int __pu_err = 0;                                                                  \
+		static_assert(sizeof(*__pu_p) == 1 || sizeof(*__pu_p) == 2 ||                      \
+				      sizeof(*__pu_p) == 4 || sizeof(*__pu_p) == 8,                \
+			      "put_user size");                                                    \
+		__builtin_memcpy(&__pu_bits, &__pu_v, sizeof(__pu_v));                             \
+		if (unlikely(!access_ok(__pu_p, sizeof(*__pu_p)))) {                               \
+			__pu_err = -EFAULT;                                                        \
+		} else {                                                                           \
+			switch (sizeof(*__pu_p)) {                                                 \
+			case 1:                                                                    \
+				__uk_put_user_asm((unsigned char)__pu_bits, __pu_p, __pu_err, "b", \
+						  "b");                                            \
+				break;                                                             \
+			case 2:                                                                    \
+				__uk_put_user_asm((unsigned short)__pu_bits, __pu_p, __pu_err,     \
+						  "w", "w");                                       \
+				break;                                                             \
+			case 4:                                                                    \
+				__uk_put_user_asm((unsigned int)__pu_bits, __pu_p, __pu_err, "l",  \
+						  "k");                                            \
+				break;                                                             \
+			default:                                                                   \
+				__uk_put_user_asm(__pu_bits, __pu_p, __pu_err, "q", "q");          \
+				break;                                                             \
+			}                                                                          \
+		}                                                                                  \
+		__pu_err;                                                                          \
 	})
 
 #endif /* UK_AIO_USERCOPY_H */
