@@ -16,7 +16,7 @@
 #include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
 
-#include "clock_internal.h"
+#include "shim/clock_internal.h"
 
 struct hrtimer_cpu_base;
 

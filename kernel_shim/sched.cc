@@ -27,7 +27,7 @@
 #include <uk/shim/clock.h>
 #include <uk/shim/futex.h>
 
-#include "workqueue_internal.h"
+#include "shim/workqueue_internal.h"
 
 namespace uk
 {

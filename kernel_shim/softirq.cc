@@ -19,7 +19,7 @@
 #include <uk/shim/clock.h>
 #include <uk/shim/futex.h>
 
-#include "clock_internal.h"
+#include "shim/clock_internal.h"
 
 #define MAX_SOFTIRQ_RESTART 10
 

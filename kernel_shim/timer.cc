@@ -14,7 +14,7 @@
 #include <uk/linux/smp.h>
 #include <uk/linux/timer.h>
 
-#include "clock_internal.h"
+#include "shim/clock_internal.h"
 
 namespace
 {

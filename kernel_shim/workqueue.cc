@@ -33,7 +33,7 @@
 #include <uk/linux/wait.h>
 #include <uk/linux/workqueue.h>
 
-#include "workqueue_internal.h"
+#include "shim/workqueue_internal.h"
 
 enum {
 	/* worker flags */
