@@ -134,8 +134,7 @@ UK_EXPORT int lstat64(const char *path, struct stat64 *st)
 	return stat_path(path, (struct stat *)st, AT_SYMLINK_NOFOLLOW);
 }
 
-UK_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask,
-		    struct statx *stx)
+UK_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *stx)
 {
 	if (is_ukern_path(path)) {
 		int fd = ukern_preload_open(path, O_RDONLY | O_CLOEXEC), r;

@@ -27,296 +27,317 @@
 #include "../../blk/blk-mq.h"
 #include "testmain.h"
 
-namespace {
+namespace
+{
 
 constexpr size_t kBs = 4096;
 
 struct AlignedBuf {
-  unsigned char *p;
-  explicit AlignedBuf(size_t n)
-      : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
-  ~AlignedBuf() { free(p); }
+	unsigned char *p;
+	explicit AlignedBuf(size_t n) : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
+	~AlignedBuf()
+	{
+		free(p);
+	}
 };
 
-void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len,
-          long long off, uint64_t data) {
-  memset(cb, 0, sizeof(*cb));
-  cb->aio_fildes = (uint32_t)fd;
-  cb->aio_lio_opcode = op;
-  cb->aio_buf = (uint64_t)(uintptr_t)buf;
-  cb->aio_nbytes = len;
-  cb->aio_offset = off;
-  cb->aio_data = data;
+void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len, long long off, uint64_t data)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_fildes = (uint32_t)fd;
+	cb->aio_lio_opcode = op;
+	cb->aio_buf = (uint64_t)(uintptr_t)buf;
+	cb->aio_nbytes = len;
+	cb->aio_offset = off;
+	cb->aio_data = data;
 }
 
 // Reaps exactly `n` events (bounded: 10 s).
-std::vector<struct io_event> Reap(unsigned long ctx, long n) {
-  std::vector<struct io_event> ev(n);
-  long got = 0;
-  while (got < n) {
-    struct timespec ts = {10, 0};
-    long r = ukern_io_getevents(ctx, n - got, n - got, ev.data() + got, &ts);
-    EXPECT_GT(r, 0) << "io_getevents " << r;
-    if (r <= 0) break;
-    got += r;
-  }
-  ev.resize(got);
-  return ev;
+std::vector<struct io_event> Reap(unsigned long ctx, long n)
+{
+	std::vector<struct io_event> ev(n);
+	long got = 0;
+	while (got < n) {
+		struct timespec ts = { 10, 0 };
+		long r = ukern_io_getevents(ctx, n - got, n - got, ev.data() + got, &ts);
+		EXPECT_GT(r, 0) << "io_getevents " << r;
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	ev.resize(got);
+	return ev;
 }
 
-class AioBlkdevTest : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    null_blk_reset_module_params();
-    ASSERT_EQ(ukern_io_setup(256, &ctx_), 0);
-  }
-  void TearDown() override {
-    if (ctx_) {
-      EXPECT_EQ(ukern_io_destroy(ctx_), 0);
-    }
-    if (fd_ >= 0) {
-      EXPECT_EQ(uk::aio_close_blkdev(fd_), 0);
-    }
-    if (dev_) nullb_group_drop(dev_);
-    if (kblockd_workqueue) flush_workqueue(kblockd_workqueue);
-    null_blk_reset_module_params();
-    uk::aio::quiesce();
-    EXPECT_EQ(uk::aio::nr_live_reqs(), 0);
-  }
-  // A configfs device "aioblk" with the given irqmode: 16 MiB, memory backed.
-  void Make(int irqmode, const char *bs = "4096") {
-    dev_ = nullb_group_make("aioblk");
-    ASSERT_FALSE(IS_ERR_OR_NULL(dev_));
-    std::string irq = std::to_string(irqmode);
-    ASSERT_GT(nullb_attr_store(dev_, "irqmode", irq.c_str()), 0);
-    ASSERT_GT(nullb_attr_store(dev_, "size", "16"), 0);
-    ASSERT_GT(nullb_attr_store(dev_, "blocksize", bs), 0);
-    ASSERT_GT(nullb_attr_store(dev_, "memory_backed", "1"), 0);
-    ASSERT_GT(nullb_attr_store(dev_, "completion_nsec", "20000"), 0);
-    ASSERT_GT(nullb_attr_store(dev_, "power", "1"), 0);
-    fd_ = uk::aio_open_blkdev("/dev/ukern/aioblk", O_RDWR | O_DIRECT);
-    ASSERT_GE(fd_, 0);
-  }
-  unsigned long ctx_ = 0;
-  int fd_ = -1;
-  struct nullb_device *dev_ = nullptr;
+class AioBlkdevTest : public ::testing::TestWithParam<int>
+{
+      protected:
+	void SetUp() override
+	{
+		null_blk_reset_module_params();
+		ASSERT_EQ(ukern_io_setup(256, &ctx_), 0);
+	}
+	void TearDown() override
+	{
+		if (ctx_) {
+			EXPECT_EQ(ukern_io_destroy(ctx_), 0);
+		}
+		if (fd_ >= 0) {
+			EXPECT_EQ(uk::aio_close_blkdev(fd_), 0);
+		}
+		if (dev_)
+			nullb_group_drop(dev_);
+		if (kblockd_workqueue)
+			flush_workqueue(kblockd_workqueue);
+		null_blk_reset_module_params();
+		uk::aio::quiesce();
+		EXPECT_EQ(uk::aio::nr_live_reqs(), 0);
+	}
+	// A configfs device "aioblk" with the given irqmode: 16 MiB, memory backed.
+	void Make(int irqmode, const char *bs = "4096")
+	{
+		dev_ = nullb_group_make("aioblk");
+		ASSERT_FALSE(IS_ERR_OR_NULL(dev_));
+		std::string irq = std::to_string(irqmode);
+		ASSERT_GT(nullb_attr_store(dev_, "irqmode", irq.c_str()), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "size", "16"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "blocksize", bs), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "memory_backed", "1"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "completion_nsec", "20000"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "power", "1"), 0);
+		fd_ = uk::aio_open_blkdev("/dev/ukern/aioblk", O_RDWR | O_DIRECT);
+		ASSERT_GE(fd_, 0);
+	}
+	unsigned long ctx_ = 0;
+	int fd_ = -1;
+	struct nullb_device *dev_ = nullptr;
 };
 
-TEST_P(AioBlkdevTest, WriteThenReadBackIntegrity) {
-  // 512-byte blocks, so that half-page vector segments are whole blocks.
-  ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
-  constexpr int kN = 64;
-  AlignedBuf wbuf(kN * kBs), rbuf(kN * kBs);
-  for (size_t i = 0; i < kN * kBs; i++)
-    wbuf.p[i] = (unsigned char)(i * 7 + i / kBs);
-  memset(rbuf.p, 0xee, kN * kBs);
+TEST_P(AioBlkdevTest, WriteThenReadBackIntegrity)
+{
+	// 512-byte blocks, so that half-page vector segments are whole blocks.
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
+	constexpr int kN = 64;
+	AlignedBuf wbuf(kN * kBs), rbuf(kN * kBs);
+	for (size_t i = 0; i < kN * kBs; i++)
+		wbuf.p[i] = (unsigned char)(i * 7 + i / kBs);
+	memset(rbuf.p, 0xee, kN * kBs);
 
-  // Writes at scattered block offsets (block i goes to block 3*i + 1).
-  std::vector<struct iocb> cbs(kN);
-  std::vector<struct iocb *> ptrs(kN);
-  for (int i = 0; i < kN; i++) {
-    Prep(&cbs[i], fd_, IOCB_CMD_PWRITE, wbuf.p + i * kBs, kBs,
-         (3LL * i + 1) * kBs, i);
-    ptrs[i] = &cbs[i];
-  }
-  ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
-  auto ev = Reap(ctx_, kN);
-  ASSERT_EQ((int)ev.size(), kN);
-  std::vector<bool> seen(kN);
-  for (auto &e : ev) {
-    EXPECT_EQ(e.res, (long)kBs);
-    ASSERT_LT(e.data, (uint64_t)kN);
-    EXPECT_FALSE(seen[e.data]);
-    seen[e.data] = true;
-    EXPECT_EQ(e.obj, (uint64_t)(uintptr_t)&cbs[e.data]);
-  }
+	// Writes at scattered block offsets (block i goes to block 3*i + 1).
+	std::vector<struct iocb> cbs(kN);
+	std::vector<struct iocb *> ptrs(kN);
+	for (int i = 0; i < kN; i++) {
+		Prep(&cbs[i], fd_, IOCB_CMD_PWRITE, wbuf.p + i * kBs, kBs, (3LL * i + 1) * kBs, i);
+		ptrs[i] = &cbs[i];
+	}
+	ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
+	auto ev = Reap(ctx_, kN);
+	ASSERT_EQ((int)ev.size(), kN);
+	std::vector<bool> seen(kN);
+	for (auto &e : ev) {
+		EXPECT_EQ(e.res, (long)kBs);
+		ASSERT_LT(e.data, (uint64_t)kN);
+		EXPECT_FALSE(seen[e.data]);
+		seen[e.data] = true;
+		EXPECT_EQ(e.obj, (uint64_t)(uintptr_t)&cbs[e.data]);
+	}
 
-  // Read back with single reads (even blocks) and two-vector reads (odd).
-  std::vector<struct iovec> iov(2 * kN);
-  for (int i = 0; i < kN; i++) {
-    if (i % 2 == 0) {
-      Prep(&cbs[i], fd_, IOCB_CMD_PREAD, rbuf.p + i * kBs, kBs,
-           (3LL * i + 1) * kBs, i);
-    } else {
-      iov[2 * i] = {rbuf.p + i * kBs, kBs / 2};
-      iov[2 * i + 1] = {rbuf.p + i * kBs + kBs / 2, kBs / 2};
-      Prep(&cbs[i], fd_, IOCB_CMD_PREADV, &iov[2 * i], 2, (3LL * i + 1) * kBs,
-           i);
-    }
-  }
-  ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
-  ev = Reap(ctx_, kN);
-  ASSERT_EQ((int)ev.size(), kN);
-  for (auto &e : ev) EXPECT_EQ(e.res, (long)kBs);
-  EXPECT_EQ(memcmp(wbuf.p, rbuf.p, kN * kBs), 0);
+	// Read back with single reads (even blocks) and two-vector reads (odd).
+	std::vector<struct iovec> iov(2 * kN);
+	for (int i = 0; i < kN; i++) {
+		if (i % 2 == 0) {
+			Prep(&cbs[i], fd_, IOCB_CMD_PREAD, rbuf.p + i * kBs, kBs,
+			     (3LL * i + 1) * kBs, i);
+		} else {
+			iov[2 * i] = { rbuf.p + i * kBs, kBs / 2 };
+			iov[2 * i + 1] = { rbuf.p + i * kBs + kBs / 2, kBs / 2 };
+			Prep(&cbs[i], fd_, IOCB_CMD_PREADV, &iov[2 * i], 2, (3LL * i + 1) * kBs, i);
+		}
+	}
+	ASSERT_EQ(ukern_io_submit(ctx_, kN, ptrs.data()), kN);
+	ev = Reap(ctx_, kN);
+	ASSERT_EQ((int)ev.size(), kN);
+	for (auto &e : ev)
+		EXPECT_EQ(e.res, (long)kBs);
+	EXPECT_EQ(memcmp(wbuf.p, rbuf.p, kN * kBs), 0);
 
-  // Never-written blocks read as zeroes.
-  memset(rbuf.p, 0xee, kBs);
-  Prep(&cbs[0], fd_, IOCB_CMD_PREAD, rbuf.p, kBs, 0, 0);
-  ASSERT_EQ(ukern_io_submit(ctx_, 1, ptrs.data()), 1);
-  ev = Reap(ctx_, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, (long)kBs);
-  for (size_t i = 0; i < kBs; i++) ASSERT_EQ(rbuf.p[i], 0) << i;
+	// Never-written blocks read as zeroes.
+	memset(rbuf.p, 0xee, kBs);
+	Prep(&cbs[0], fd_, IOCB_CMD_PREAD, rbuf.p, kBs, 0, 0);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, ptrs.data()), 1);
+	ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)kBs);
+	for (size_t i = 0; i < kBs; i++)
+		ASSERT_EQ(rbuf.p[i], 0) << i;
 }
 
 // block/fops.c's answers, delivered as events (io_submit itself succeeds).
-TEST_P(AioBlkdevTest, EdgeCasesAsEvents) {
-  ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
-  const long long size = 16LL << 20;
-  AlignedBuf buf(2 * kBs);
-  struct iocb cb[6];
-  struct iocb *p[6] = {&cb[0], &cb[1], &cb[2], &cb[3], &cb[4], &cb[5]};
-  Prep(&cb[0], fd_, IOCB_CMD_PREAD, buf.p, kBs, 100, 0);    // misaligned offset
-  Prep(&cb[1], fd_, IOCB_CMD_PREAD, buf.p + 8, kBs, 0, 1);  // misaligned buffer
-  Prep(&cb[2], fd_, IOCB_CMD_PREAD, buf.p, kBs, size, 2);   // at the end: 0
-  Prep(&cb[3], fd_, IOCB_CMD_PWRITE, buf.p, kBs, size,
-       3);  // at the end: ENOSPC
-  Prep(&cb[4], fd_, IOCB_CMD_PREAD, buf.p, 2 * kBs, size - kBs,
-       4);                                              // truncated
-  Prep(&cb[5], fd_, IOCB_CMD_FSYNC, nullptr, 0, 0, 5);  // flush
-  ASSERT_EQ(ukern_io_submit(ctx_, 6, p), 6);
-  auto ev = Reap(ctx_, 6);
-  ASSERT_EQ(ev.size(), 6u);
-  long res[6] = {};
-  for (auto &e : ev) res[e.data] = (long)e.res;
-  EXPECT_EQ(res[0], -EINVAL);
-  EXPECT_EQ(res[1], -EINVAL);
-  EXPECT_EQ(res[2], 0);
-  EXPECT_EQ(res[3], -ENOSPC);
-  EXPECT_EQ(res[4], (long)kBs);
-  EXPECT_EQ(res[5], 0);
-  // Each vector segment must be whole logical blocks (bdev_iter_is_aligned).
-  struct iovec half[2] = {{buf.p, kBs / 2}, {buf.p + kBs / 2, kBs / 2}};
-  Prep(&cb[0], fd_, IOCB_CMD_PREADV, half, 2, 0, 0);
-  ASSERT_EQ(ukern_io_submit(ctx_, 1, p), 1);
-  ev = Reap(ctx_, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, -EINVAL);
-  // The placeholder descriptor reports the device's size.
-  struct stat st;
-  ASSERT_EQ(fstat(fd_, &st), 0);
-  EXPECT_EQ(st.st_size, size);
+TEST_P(AioBlkdevTest, EdgeCasesAsEvents)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
+	const long long size = 16LL << 20;
+	AlignedBuf buf(2 * kBs);
+	struct iocb cb[6];
+	struct iocb *p[6] = { &cb[0], &cb[1], &cb[2], &cb[3], &cb[4], &cb[5] };
+	Prep(&cb[0], fd_, IOCB_CMD_PREAD, buf.p, kBs, 100, 0);	 // misaligned offset
+	Prep(&cb[1], fd_, IOCB_CMD_PREAD, buf.p + 8, kBs, 0, 1); // misaligned buffer
+	Prep(&cb[2], fd_, IOCB_CMD_PREAD, buf.p, kBs, size, 2);	 // at the end: 0
+	Prep(&cb[3], fd_, IOCB_CMD_PWRITE, buf.p, kBs, size,
+	     3); // at the end: ENOSPC
+	Prep(&cb[4], fd_, IOCB_CMD_PREAD, buf.p, 2 * kBs, size - kBs,
+	     4);					     // truncated
+	Prep(&cb[5], fd_, IOCB_CMD_FSYNC, nullptr, 0, 0, 5); // flush
+	ASSERT_EQ(ukern_io_submit(ctx_, 6, p), 6);
+	auto ev = Reap(ctx_, 6);
+	ASSERT_EQ(ev.size(), 6u);
+	long res[6] = {};
+	for (auto &e : ev)
+		res[e.data] = (long)e.res;
+	EXPECT_EQ(res[0], -EINVAL);
+	EXPECT_EQ(res[1], -EINVAL);
+	EXPECT_EQ(res[2], 0);
+	EXPECT_EQ(res[3], -ENOSPC);
+	EXPECT_EQ(res[4], (long)kBs);
+	EXPECT_EQ(res[5], 0);
+	// Each vector segment must be whole logical blocks (bdev_iter_is_aligned).
+	struct iovec half[2] = { { buf.p, kBs / 2 }, { buf.p + kBs / 2, kBs / 2 } };
+	Prep(&cb[0], fd_, IOCB_CMD_PREADV, half, 2, 0, 0);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, p), 1);
+	ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, -EINVAL);
+	// The placeholder descriptor reports the device's size.
+	struct stat st;
+	ASSERT_EQ(fstat(fd_, &st), 0);
+	EXPECT_EQ(st.st_size, size);
 }
 
 // Without O_DIRECT an unaligned buffer is bounced (the kernel would use the
 // page cache); with O_DIRECT it is -EINVAL (EdgeCasesAsEvents).
-TEST_P(AioBlkdevTest, BufferedOpenBouncesUnalignedBuffers) {
-  ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
-  int fd = uk::aio_open_blkdev("aioblk", O_RDWR);
-  ASSERT_GE(fd, 0);
-  std::vector<unsigned char> w(3 * kBs), r(3 * kBs, 0xee);
-  for (size_t i = 0; i < w.size(); i++) w[i] = (unsigned char)(i * 13 + 5);
-  struct iovec wv[2] = {{w.data() + 3, 1000},
-                        {w.data() + 1100, 2 * kBs - 1000}};
-  struct iovec rv[2] = {{r.data() + 5, 1500},
-                        {r.data() + 1600, 2 * kBs - 1500}};
-  struct iocb cb, *p = &cb;
-  Prep(&cb, fd, IOCB_CMD_PWRITEV, wv, 2, 8 * kBs, 1);
-  ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
-  auto ev = Reap(ctx_, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, (long)(2 * kBs));
-  Prep(&cb, fd, IOCB_CMD_PREADV, rv, 2, 8 * kBs, 2);
-  ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
-  ev = Reap(ctx_, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, (long)(2 * kBs));
-  EXPECT_EQ(memcmp(w.data() + 3, r.data() + 5, 1000), 0);
-  EXPECT_EQ(memcmp(w.data() + 1100, r.data() + 1005, 500), 0);
-  EXPECT_EQ(memcmp(w.data() + 1600, r.data() + 1600, 2 * kBs - 1500), 0);
-  EXPECT_EQ(r[4], 0xee);
-  EXPECT_EQ(r[1600 + 2 * kBs - 1500], 0xee);
-  // Lengths must still be whole blocks.
-  Prep(&cb, fd, IOCB_CMD_PREAD, r.data() + 1, 100, 0, 3);
-  ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
-  ev = Reap(ctx_, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, -EINVAL);
-  EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
+TEST_P(AioBlkdevTest, BufferedOpenBouncesUnalignedBuffers)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
+	int fd = uk::aio_open_blkdev("aioblk", O_RDWR);
+	ASSERT_GE(fd, 0);
+	std::vector<unsigned char> w(3 * kBs), r(3 * kBs, 0xee);
+	for (size_t i = 0; i < w.size(); i++)
+		w[i] = (unsigned char)(i * 13 + 5);
+	struct iovec wv[2] = { { w.data() + 3, 1000 }, { w.data() + 1100, 2 * kBs - 1000 } };
+	struct iovec rv[2] = { { r.data() + 5, 1500 }, { r.data() + 1600, 2 * kBs - 1500 } };
+	struct iocb cb, *p = &cb;
+	Prep(&cb, fd, IOCB_CMD_PWRITEV, wv, 2, 8 * kBs, 1);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
+	auto ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)(2 * kBs));
+	Prep(&cb, fd, IOCB_CMD_PREADV, rv, 2, 8 * kBs, 2);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
+	ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)(2 * kBs));
+	EXPECT_EQ(memcmp(w.data() + 3, r.data() + 5, 1000), 0);
+	EXPECT_EQ(memcmp(w.data() + 1100, r.data() + 1005, 500), 0);
+	EXPECT_EQ(memcmp(w.data() + 1600, r.data() + 1600, 2 * kBs - 1500), 0);
+	EXPECT_EQ(r[4], 0xee);
+	EXPECT_EQ(r[1600 + 2 * kBs - 1500], 0xee);
+	// Lengths must still be whole blocks.
+	Prep(&cb, fd, IOCB_CMD_PREAD, r.data() + 1, 100, 0, 3);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
+	ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, -EINVAL);
+	EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
 }
 
 // Several submitters on one context; each waits for its own completions.
-TEST_P(AioBlkdevTest, ConcurrentSubmitters) {
-  ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
-  const unsigned nthreads =
-      std::max(2u, std::min(4u, uk::testing::StressThreads()));
-  constexpr int kPerThread = 200, kDepth = 8;
-  std::vector<std::thread> th;
-  std::atomic<long> bad{0};
-  for (unsigned t = 0; t < nthreads; t++) {
-    th.emplace_back([&, t] {
-      unsigned long ctx = 0;
-      if (ukern_io_setup(kDepth, &ctx)) {
-        bad++;
-        return;
-      }
-      AlignedBuf b(kDepth * 512);
-      struct iocb cb[kDepth];
-      struct iocb *p[kDepth];
-      for (int done = 0; done < kPerThread; done += kDepth) {
-        for (int i = 0; i < kDepth; i++) {
-          long long blk = t * 4096 + (done + i) % 4096;
-          memset(b.p + i * 512, (int)(blk & 0xff), 512);
-          Prep(&cb[i], fd_, (i & 1) ? IOCB_CMD_PREAD : IOCB_CMD_PWRITE,
-               b.p + i * 512, 512, blk * 512, i);
-          p[i] = &cb[i];
-        }
-        if (ukern_io_submit(ctx, kDepth, p) != kDepth) {
-          bad++;
-          break;
-        }
-        auto ev = Reap(ctx, kDepth);
-        for (auto &e : ev)
-          if (e.res != 512) bad++;
-        if ((int)ev.size() != kDepth) bad++;
-      }
-      if (ukern_io_destroy(ctx)) bad++;
-    });
-  }
-  for (auto &x : th) x.join();
-  EXPECT_EQ(bad.load(), 0);
+TEST_P(AioBlkdevTest, ConcurrentSubmitters)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "512"));
+	const unsigned nthreads = std::max(2u, std::min(4u, uk::testing::StressThreads()));
+	constexpr int kPerThread = 200, kDepth = 8;
+	std::vector<std::thread> th;
+	std::atomic<long> bad{ 0 };
+	for (unsigned t = 0; t < nthreads; t++) {
+		th.emplace_back([&, t] {
+			unsigned long ctx = 0;
+			if (ukern_io_setup(kDepth, &ctx)) {
+				bad++;
+				return;
+			}
+			AlignedBuf b(kDepth * 512);
+			struct iocb cb[kDepth];
+			struct iocb *p[kDepth];
+			for (int done = 0; done < kPerThread; done += kDepth) {
+				for (int i = 0; i < kDepth; i++) {
+					long long blk = t * 4096 + (done + i) % 4096;
+					memset(b.p + i * 512, (int)(blk & 0xff), 512);
+					Prep(&cb[i], fd_,
+					     (i & 1) ? IOCB_CMD_PREAD : IOCB_CMD_PWRITE,
+					     b.p + i * 512, 512, blk * 512, i);
+					p[i] = &cb[i];
+				}
+				if (ukern_io_submit(ctx, kDepth, p) != kDepth) {
+					bad++;
+					break;
+				}
+				auto ev = Reap(ctx, kDepth);
+				for (auto &e : ev)
+					if (e.res != 512)
+						bad++;
+				if ((int)ev.size() != kDepth)
+					bad++;
+			}
+			if (ukern_io_destroy(ctx))
+				bad++;
+		});
+	}
+	for (auto &x : th)
+		x.join();
+	EXPECT_EQ(bad.load(), 0);
 }
 
-std::string IrqmodeName(const ::testing::TestParamInfo<int> &i) {
-  static const char *const kNames[] = {"None", "Softirq", "Timer"};
-  return kNames[i.param];
+std::string IrqmodeName(const ::testing::TestParamInfo<int> &i)
+{
+	static const char *const kNames[] = { "None", "Softirq", "Timer" };
+	return kNames[i.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Irqmode, AioBlkdevTest, ::testing::Values(0, 1, 2),
-                         IrqmodeName);
+INSTANTIATE_TEST_SUITE_P(Irqmode, AioBlkdevTest, ::testing::Values(0, 1, 2), IrqmodeName);
 
-TEST(AioBlkdevOpen, Errors) {
-  EXPECT_EQ(uk::aio_open_blkdev("nosuchdev", O_RDWR), -ENOENT);
-  EXPECT_EQ(uk::aio_close_blkdev(-1), -EBADF);
-  EXPECT_EQ(uk::aio_close_blkdev(0), -EBADF);
-  EXPECT_FALSE(uk::aio_is_blkdev(0));
+TEST(AioBlkdevOpen, Errors)
+{
+	EXPECT_EQ(uk::aio_open_blkdev("nosuchdev", O_RDWR), -ENOENT);
+	EXPECT_EQ(uk::aio_close_blkdev(-1), -EBADF);
+	EXPECT_EQ(uk::aio_close_blkdev(0), -EBADF);
+	EXPECT_FALSE(uk::aio_is_blkdev(0));
 }
 
 // A read-only open refuses writes at io_submit (-EBADF), as the kernel does.
-TEST(AioBlkdevOpen, ReadOnlyRefusesWrites) {
-  null_blk_reset_module_params();
-  ASSERT_EQ(null_blk_module_params("gb=1 irqmode=0"), 0);
-  ASSERT_EQ(null_init(), 0);
-  int fd = uk::aio_open_blkdev("nullb0", O_RDONLY);
-  ASSERT_GE(fd, 0);
-  EXPECT_TRUE(uk::aio_is_blkdev(fd));
-  unsigned long ctx = 0;
-  ASSERT_EQ(ukern_io_setup(4, &ctx), 0);
-  AlignedBuf buf(kBs);
-  struct iocb cb, *p = &cb;
-  Prep(&cb, fd, IOCB_CMD_PWRITE, buf.p, kBs, 0, 0);
-  EXPECT_EQ(ukern_io_submit(ctx, 1, &p), -EBADF);
-  Prep(&cb, fd, IOCB_CMD_PREAD, buf.p, kBs, 0, 0);
-  EXPECT_EQ(ukern_io_submit(ctx, 1, &p), 1);
-  auto ev = Reap(ctx, 1);
-  ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].res, (long)kBs);
-  EXPECT_EQ(ukern_io_destroy(ctx), 0);
-  EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
-  EXPECT_FALSE(uk::aio_is_blkdev(fd));
-  null_exit();
-  null_blk_reset_module_params();
+TEST(AioBlkdevOpen, ReadOnlyRefusesWrites)
+{
+	null_blk_reset_module_params();
+	ASSERT_EQ(null_blk_module_params("gb=1 irqmode=0"), 0);
+	ASSERT_EQ(null_init(), 0);
+	int fd = uk::aio_open_blkdev("nullb0", O_RDONLY);
+	ASSERT_GE(fd, 0);
+	EXPECT_TRUE(uk::aio_is_blkdev(fd));
+	unsigned long ctx = 0;
+	ASSERT_EQ(ukern_io_setup(4, &ctx), 0);
+	AlignedBuf buf(kBs);
+	struct iocb cb, *p = &cb;
+	Prep(&cb, fd, IOCB_CMD_PWRITE, buf.p, kBs, 0, 0);
+	EXPECT_EQ(ukern_io_submit(ctx, 1, &p), -EBADF);
+	Prep(&cb, fd, IOCB_CMD_PREAD, buf.p, kBs, 0, 0);
+	EXPECT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	auto ev = Reap(ctx, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)kBs);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
+	EXPECT_FALSE(uk::aio_is_blkdev(fd));
+	null_exit();
+	null_blk_reset_module_params();
 }
 
-}  // namespace
+} // namespace
