@@ -179,28 +179,28 @@ long ring_vmas_max(void)
 	return max > 0 ? max : 0;
 }
 
-/* Does a VMA start at user slot @i (a run of reserved or mapped pages)? */
-bool uslot_run_starts(const aio_ring_arena *a, unsigned long i)
+/*
+ * Does a VMA start at user slot @i (a run of reserved or mapped pages),
+ * were slots [s, s + n) in state @st?
+ */
+bool uslot_run_starts(const aio_ring_arena *a, unsigned long i, unsigned long s, unsigned long n,
+		      uint8_t st)
 {
-	uint8_t st = a->uslot[i];
+	auto state = [&](unsigned long j) { return j - s < n ? st : a->uslot[j]; };
 
-	return st != USLOT_LOST && (i == 0 || a->uslot[i - 1] != st);
+	return state(i) != USLOT_LOST && (i == 0 || state(i - 1) != state(i));
 }
 
 /* How many VMAs setting user slots [s, s + n) to @st would add. */
-long uslot_delta(aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
+long uslot_delta(const aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
 {
 	unsigned long end = std::min(s + n + 1, a->npages);
-	std::vector<uint8_t> saved(a->uslot.begin() + s, a->uslot.begin() + s + n);
-	long before = 0, after = 0;
+	long delta = 0;
 
 	for (unsigned long i = s; i < end; i++)
-		before += uslot_run_starts(a, i);
-	std::fill(a->uslot.begin() + s, a->uslot.begin() + s + n, st);
-	for (unsigned long i = s; i < end; i++)
-		after += uslot_run_starts(a, i);
-	std::copy(saved.begin(), saved.end(), a->uslot.begin() + s);
-	return after - before;
+		delta += (long)uslot_run_starts(a, i, s, n, st) -
+			 (long)uslot_run_starts(a, i, 0, 0, 0);
+	return delta;
 }
 
 void uslot_set(aio_ring_arena *a, unsigned long s, unsigned long n, uint8_t st)
