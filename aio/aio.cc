@@ -362,9 +362,9 @@ static void aio_free_ring(struct kioctx *ctx)
 	}
 }
 
-static int vm_munmap(struct kioctx *ctx, unsigned long start, size_t len)
+static int vm_munmap(unsigned long start, size_t len)
 {
-	return aio_ring_area_unmap_user(&ctx->ring_area, start, len);
+	return aio_vm_munmap(start, len);
 }
 
 /*
@@ -736,7 +736,7 @@ err_cleanup:
 err_ctx:
 	atomic_set(&ctx->dead, 1);
 	if (ctx->mmap_size)
-		vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
+		vm_munmap(ctx->mmap_base, ctx->mmap_size);
 	aio_free_ring(ctx);
 err:
 	mutex_unlock(&ctx->ring_lock);
@@ -801,7 +801,7 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 		/* Unmap only what is still ours (the program may have moved it). */
 		mutex_lock(&ctx->ring_lock);
 		if (aio_ring_mapped_at(ctx, ctx->mmap_base))
-			vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
+			vm_munmap(ctx->mmap_base, ctx->mmap_size);
 		mutex_unlock(&ctx->ring_lock);
 	}
 
@@ -2401,7 +2401,7 @@ void reset_mm_for_test(void)
 			continue;
 		mutex_lock(&ctx->ring_lock);
 		if (aio_ring_mapped_at(ctx, ctx->mmap_base))
-			vm_munmap(ctx, ctx->mmap_base, ctx->mmap_size);
+			vm_munmap(ctx->mmap_base, ctx->mmap_size);
 		mutex_unlock(&ctx->ring_lock);
 	}
 	exit_aio(&aio_mm);

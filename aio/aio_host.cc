@@ -19,6 +19,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -157,6 +158,8 @@ std::mutex arena_lock;
 std::vector<aio_ring_arena *> *arenas;
 /* VMAs the arenas and rings make (an estimate: what merging leaves). */
 std::atomic<long> ring_vmas;
+/* The user mappings we made, by address, for vm_munmap(). */
+std::unordered_map<unsigned long, aio_ring_area *> *user_maps;
 
 long max_map_count(void)
 {
@@ -310,6 +313,7 @@ void user_mapping_gone(struct aio_ring_area *area)
 {
 	aio_ring_arena *a = area->arena;
 
+	user_maps->erase(area->uaddr);
 	if (area->ufixed)
 		uslot_set(a, area->pgoff, area->nr_pages, USLOT_LOST);
 	else
@@ -425,29 +429,37 @@ void *aio_ring_area_map_user(struct aio_ring_area *area)
 	madvise(p, size, MADV_DONTFORK);
 	area->user_mapped = true;
 	area->ufixed = fixed;
+	area->uaddr = (unsigned long)p;
+	if (!user_maps)
+		user_maps = new std::unordered_map<unsigned long, aio_ring_area *>;
+	(*user_maps)[area->uaddr] = area;
 	return p;
 }
 
-int aio_ring_area_unmap_user(struct aio_ring_area *area, unsigned long start, size_t len)
+int aio_vm_munmap(unsigned long start, size_t len)
 {
 	std::lock_guard<std::mutex> g(arena_lock);
-	aio_ring_arena *a = area->arena;
-	char *fixed_at = area->ufixed ? a->ubase + area->pgoff * AIO_PAGE_SIZE : nullptr;
+	struct aio_ring_area *area;
 
-	if (area->user_mapped && (char *)start == fixed_at &&
-	    len == area->nr_pages * AIO_PAGE_SIZE) {
+	if (!user_maps)
+		return munmap((void *)start, len);
+	auto it = user_maps->find(start);
+	if (it == user_maps->end() || len != it->second->nr_pages * AIO_PAGE_SIZE)
+		return munmap((void *)start, len); /* not a mapping we made there */
+	area = it->second;
+	if (area->ufixed) {
 		/* Back to reserved, in one step: the range is never free. */
 		if (reserve((void *)start, len) == MAP_FAILED)
 			return -1;
-		uslot_set(a, area->pgoff, area->nr_pages, USLOT_RESERVED);
-		area->user_mapped = false;
-		area->ufixed = false;
-		return 0;
+		uslot_set(area->arena, area->pgoff, area->nr_pages, USLOT_RESERVED);
+	} else {
+		if (munmap((void *)start, len))
+			return -1;
+		ring_vmas.fetch_sub(1, std::memory_order_relaxed);
 	}
-	if (munmap((void *)start, len))
-		return -1;
-	if (area->user_mapped)
-		user_mapping_gone(area);
+	user_maps->erase(it);
+	area->user_mapped = false;
+	area->ufixed = false;
 	return 0;
 }
 
@@ -458,6 +470,7 @@ void aio_ring_fork_child(void)
 			close(a->fd);
 	arenas = nullptr; /* the mappings are not in the child */
 	ring_vmas.store(0, std::memory_order_relaxed);
+	user_maps = nullptr; /* the parent's, leaked */
 	new (&arena_lock) std::mutex();
 }
 

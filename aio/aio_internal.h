@@ -32,18 +32,21 @@ struct aio_ring_area {
 	struct aio_ring_arena *arena;
 	unsigned long pgoff;
 	unsigned long nr_pages;
-	void *kaddr;	  /* kernel alias */
-	bool user_mapped; /* the user mapping aio_ring_area_map_user() made is ours */
-	bool ufixed;	  /* ... and sits in the arena's reservation */
+	void *kaddr;	     /* kernel alias */
+	bool user_mapped;    /* the user mapping aio_ring_area_map_user() made is ours */
+	bool ufixed;	     /* ... and sits in the arena's reservation */
+	unsigned long uaddr; /* where that mapping was made */
 };
 int aio_ring_area_alloc(struct aio_ring_area *area, unsigned long nr_pages);
 void aio_ring_area_free(struct aio_ring_area *area);
 /*
  * A fresh user mapping of the area (MAP_FAILED on error, with errno
- * ENOMEM once the process is near vm.max_map_count), and its munmap().
+ * ENOMEM once the process is near vm.max_map_count), and munmap() for
+ * the kernel's vm_munmap(): a ring's place in its arena goes back in
+ * reserve.
  */
 void *aio_ring_area_map_user(struct aio_ring_area *area);
-int aio_ring_area_unmap_user(struct aio_ring_area *area, unsigned long start, size_t len);
+int aio_vm_munmap(unsigned long start, size_t len);
 /* VMAs the ring arenas and user mappings make, and how many they may. */
 long aio_ring_user_maps(void);
 long aio_ring_user_maps_max(void);
