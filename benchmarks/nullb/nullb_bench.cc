@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -220,15 +221,23 @@ int IrqMode() {
 
 double Seconds() { return uk::bench::full ? 2.0 : 0.25; }
 
+// null_blk parameters of the IOPS cases: one hctx, or 20 sharing one tag
+// bitmap (the caller sets nr_cpu_ids to 20 for those).
+std::string IopsParams(int depth, bool shared) {
+  char params[200];
+  snprintf(
+      params, sizeof(params),
+      "irqmode=%d %ssubmit_queues=%d poll_queues=0 gb=16 hw_queue_depth=%d",
+      IrqMode(), shared ? "shared_tag_bitmap=1 " : "", shared ? 20 : 1, depth);
+  return params;
+}
+
 void BM_NullbIops(benchmark::State &state) {
   const int depth = state.range(0), scheme = state.range(1);
-  char params[160];
-  snprintf(params, sizeof(params),
-           "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d",
-           IrqMode(), depth);
+  const std::string params = IopsParams(depth, false);
   IopsResult r;
   for (auto _ : state) {
-    struct block_device *b = LoadNullb(params);
+    struct block_device *b = LoadNullb(params.c_str());
     SetScheme(b, scheme);
     r = RunIops(b, Submitters(), false, Seconds());
     Unload(b);
@@ -247,15 +256,10 @@ void BM_NullbIopsShared(benchmark::State &state) {
   const int depth = state.range(0), scheme = state.range(1);
   const unsigned saved = nr_cpu_ids;
   uk::set_nr_cpu_ids(20);
-  char params[200];
-  snprintf(
-      params, sizeof(params),
-      "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
-      "hw_queue_depth=%d",
-      IrqMode(), depth);
+  const std::string params = IopsParams(depth, true);
   IopsResult r;
   for (auto _ : state) {
-    struct block_device *b = LoadNullb(params);
+    struct block_device *b = LoadNullb(params.c_str());
     SetScheme(b, scheme);
     r = RunIops(b, 2 * Submitters(), true, Seconds());
     Unload(b);
@@ -323,26 +327,15 @@ void BM_NullbIopsPaired(benchmark::State &state) {
   const int depth = state.range(0), shared = state.range(1);
   const unsigned saved = nr_cpu_ids;
   const unsigned nsub = shared ? 2 * Submitters() : Submitters();
-  char params[200];
-  if (shared) {
-    uk::set_nr_cpu_ids(20);
-    snprintf(
-        params, sizeof(params),
-        "irqmode=%d shared_tag_bitmap=1 submit_queues=20 poll_queues=0 gb=16 "
-        "hw_queue_depth=%d",
-        IrqMode(), depth);
-  } else {
-    snprintf(params, sizeof(params),
-             "irqmode=%d submit_queues=1 poll_queues=0 gb=16 hw_queue_depth=%d",
-             IrqMode(), depth);
-  }
+  const std::string params = IopsParams(depth, shared);
+  if (shared) uk::set_nr_cpu_ids(20);
   std::vector<double> v61, today, ratio;
   for (auto _ : state) {
     for (int round = 0; round < Rounds(); round++) {
       double iops[2] = {0, 0};
       for (int k = 0; k < 2; k++) {
         const int scheme = (k ^ (round & 1)) ? SBQ_WAKE_CURRENT : SBQ_WAKE_V61;
-        struct block_device *b = LoadNullb(params);
+        struct block_device *b = LoadNullb(params.c_str());
         SetScheme(b, scheme);
         iops[scheme == SBQ_WAKE_CURRENT] =
             RunIops(b, nsub, shared, Seconds()).iops;
