@@ -2,6 +2,8 @@
 #ifndef UKERN_BENCHMARKS_BENCHMAIN_H_
 #define UKERN_BENCHMARKS_BENCHMAIN_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace uk::bench {
@@ -15,6 +17,20 @@ struct Registrar {
   explicit Registrar(void (*fn)());
 };
 void RegisterAll();
+
+// The q-quantile (0..1) of `v`, interpolated between neighbours; 0 for an
+// empty `v`. Quantile(v, 0.5) is the median (the mean of the middle two for
+// an even count).
+inline double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t i = static_cast<size_t>(pos);
+  if (i + 1 >= v.size()) return v.back();
+  return v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]);
+}
+
+inline double Median(const std::vector<double> &v) { return Quantile(v, 0.5); }
 
 }  // namespace uk::bench
 

@@ -418,11 +418,9 @@ struct Quartiles {
 	double p25, median, p75;
 };
 
-Quartiles QuartilesOf(std::vector<double> v)
+Quartiles QuartilesOf(const std::vector<double> &v)
 {
-	std::sort(v.begin(), v.end());
-	auto at = [&](double q) { return v[(size_t)(q * (v.size() - 1) + 0.5)]; };
-	return { at(0.25), at(0.5), at(0.75) };
+	return { uk::bench::Quantile(v, 0.25), uk::bench::Median(v), uk::bench::Quantile(v, 0.75) };
 }
 
 int Pairs()

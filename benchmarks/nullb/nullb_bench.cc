@@ -37,6 +37,8 @@
 
 namespace {
 
+using uk::bench::Median;
+
 struct block_device *LoadNullb(const char *params) {
   null_exit();
   null_blk_reset_module_params();
@@ -306,12 +308,6 @@ int Rounds() {
   const char *e = getenv("UKERN_NULLB_ROUNDS");
   int n = e ? atoi(e) : 5;
   return n > 0 ? n : 5;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct PairedResult {

@@ -29,6 +29,8 @@
 
 namespace {
 
+using uk::bench::Median;
+
 constexpr unsigned kPagevec = 14;  // PAGEVEC_SIZE in 2012
 
 enum Engine { kBefore, kAfter, kIter };
@@ -142,12 +144,6 @@ void BM_Scan(benchmark::State &state, unsigned long size, unsigned long step) {
   state.counters["items"] = static_cast<double>(tree_cache.items);
   state.SetItemsProcessed(
       static_cast<int64_t>(state.iterations() * tree_cache.items));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // The ratio table, printed (atexit) once every benchmark has run.
