@@ -2360,14 +2360,14 @@ long nr_live_ctx(void)
 	return atomic_long_read(&aio_live_ctx);
 }
 
-long nr_ring_maps(void)
+long nr_ring_vmas(void)
 {
-	return aio_ring_user_maps();
+	return aio_ring_vmas();
 }
 
-long ring_maps_max(void)
+long ring_vmas_max(void)
 {
-	return aio_ring_user_maps_max();
+	return aio_ring_vmas_max();
 }
 
 long nr_live_reqs(void)

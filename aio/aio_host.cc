@@ -387,12 +387,12 @@ void aio_ring_area_free(struct aio_ring_area *area)
 	area->arena = nullptr;
 }
 
-long aio_ring_user_maps(void)
+long aio_ring_vmas(void)
 {
 	return ring_vmas.load(std::memory_order_relaxed);
 }
 
-long aio_ring_user_maps_max(void)
+long aio_ring_vmas_max(void)
 {
 	return ring_vmas_max();
 }

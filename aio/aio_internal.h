@@ -48,8 +48,8 @@ void aio_ring_area_free(struct aio_ring_area *area);
 void *aio_ring_area_map_user(struct aio_ring_area *area);
 int aio_vm_munmap(unsigned long start, size_t len);
 /* VMAs the ring arenas and user mappings make, and how many they may. */
-long aio_ring_user_maps(void);
-long aio_ring_user_maps_max(void);
+long aio_ring_vmas(void);
+long aio_ring_vmas_max(void);
 void aio_ring_fork_child(void);
 
 /* Files. */

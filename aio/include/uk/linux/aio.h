@@ -98,8 +98,8 @@ long nr_live_reqs(void);
  * may: vm.max_map_count less a reserve for the rest of the process
  * (io_setup() fails with -ENOMEM beyond, as the kernel's at the limit).
  */
-long nr_ring_maps(void);
-long ring_maps_max(void);
+long nr_ring_vmas(void);
+long ring_vmas_max(void);
 /* Waits until every RCU-deferred free has run. */
 void quiesce(void);
 /* The process exits: its ring mappings go, exit_aio() runs (test hook). */
