@@ -52,7 +52,8 @@
 
 namespace uk {
 
-thread_local RcuReader rcu_reader __attribute__((tls_model("initial-exec")));
+constinit thread_local RcuReader rcu_reader
+    __attribute__((tls_model("initial-exec")));
 unsigned long rcu_gp_ctr = RCU_GP_CTR_INC;
 int rcu_gp_futex;
 bool rcu_has_membarrier;
@@ -83,7 +84,9 @@ void atomic_max(T *p, T v) {
 
 // The writer's half of the barrier pairing (liburcu smp_mb_master): with
 // membarrier every running thread of the process executes a full barrier,
-// which upgrades the readers' compiler barriers (rcu_smp_mb_slave).
+// which upgrades the compiler barriers of the readers' fast paths; without
+// it, readers carry RCU_READER_SLOW and fence in rcu_read_lock_slow() and
+// rcu_read_unlock_slow().
 void rcu_smp_mb_master() {
   smp_mb();
   if (__atomic_load_n(&rcu_has_membarrier, __ATOMIC_RELAXED)) {
@@ -144,15 +147,17 @@ void registry_unlink(RcuReader *r) {
 void rcu_unregister_reader() {
   RcuReader &r = rcu_reader_self();
   if (!r.registered) return;
-  if (WARN(r.ctr & RCU_NEST_MASK,
-           "ukern: thread exits inside an RCU read-side critical section\n"))
-    __atomic_store_n(&r.ctr, r.ctr & ~RCU_NEST_MASK, __ATOMIC_RELAXED);
+  WARN(r.ctr & RCU_NEST_MASK,
+       "ukern: thread exits inside an RCU read-side critical section\n");
 #ifdef UK_TSAN
   __tsan_release(&retired_sync);
 #endif
   std::lock_guard<std::mutex> g(registry_lock);
   registry_unlink(&r);
   r.registered = false;
+  // Idle, and back on the slow path should the thread's last destructors
+  // read under RCU: they register it again.
+  __atomic_store_n(&r.ctr, RCU_READER_SLOW, __ATOMIC_RELAXED);
 }
 
 struct ReaderExitHook {
@@ -176,7 +181,8 @@ bool readers_busy(unsigned long gp, const RcuReader *skip) {
   for (RcuReader *r = registry; r; r = r->next) {
     if (r == skip) continue;
     unsigned long c = __atomic_load_n(&r->ctr, __ATOMIC_RELAXED);
-    if ((c & RCU_NEST_MASK) && (c & ~RCU_NEST_MASK) < gp) return true;
+    if ((c & RCU_NEST_MASK) && (c & ~(RCU_NEST_MASK | RCU_READER_SLOW)) < gp)
+      return true;
   }
   return false;
 }
@@ -386,13 +392,17 @@ void rcu_atfork_child() {
   cb_barrier_waiters = 0;
   cb_thread_started = false;
   if (rcu_has_membarrier &&
-      sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
+      sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
     rcu_has_membarrier = false;
+    rcu_reader_self().ctr |= RCU_READER_SLOW;  // fence from now on
+  }
 }
 
 }  // namespace
 
-void rcu_register_reader_slow() {
+namespace {
+
+void rcu_register_reader() {
   rcu_init_once();
   thread_local ReaderExitHook exit_hook;
   (void)&exit_hook;
@@ -401,6 +411,57 @@ void rcu_register_reader_slow() {
   if (r.registered) return;
   registry_link(&r);
   r.registered = true;
+  // With membarrier the fast paths serve this thread from now on.
+  unsigned long c = __atomic_load_n(&r.ctr, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&rcu_has_membarrier, __ATOMIC_RELAXED))
+    c &= ~RCU_READER_SLOW;
+  __atomic_store_n(&r.ctr, c, __ATOMIC_RELAXED);
+}
+
+}  // namespace
+
+// The outermost rcu_read_lock() of a thread that is not registered yet, or
+// of any thread without membarrier; and nested ones under RCU_READER_SLOW.
+void rcu_read_lock_slow() {
+  RcuReader &r = rcu_reader_self();
+  if (unlikely(!r.registered)) rcu_register_reader();
+  unsigned long c = __atomic_load_n(&r.ctr, __ATOMIC_RELAXED);
+  if (c & RCU_NEST_MASK) {
+    __atomic_store_n(&r.ctr, c + 1, __ATOMIC_RELAXED);
+    return;
+  }
+  unsigned long slow = c & RCU_READER_SLOW;
+  __atomic_store_n(&r.ctr,
+                   (__atomic_load_n(&rcu_gp_ctr, __ATOMIC_RELAXED) + 1) | slow,
+                   __ATOMIC_RELAXED);
+  // Pairs with the first rcu_smp_mb_master() of a grace period.
+  if (slow)
+    smp_mb();
+  else
+    barrier();
+}
+
+// The outermost rcu_read_unlock() without membarrier, nested ones under
+// RCU_READER_SLOW, and unbalanced ones.
+void rcu_read_unlock_slow() {
+  RcuReader &r = rcu_reader_self();
+  unsigned long c = __atomic_load_n(&r.ctr, __ATOMIC_RELAXED);
+  if (WARN(!(c & RCU_NEST_MASK),
+           "ukern: rcu_read_unlock() without rcu_read_lock()\n"))
+    return;
+  if ((c & RCU_NEST_MASK) > 1) {
+    __atomic_store_n(&r.ctr, c - 1, __ATOMIC_RELAXED);
+    return;
+  }
+  // Pairs with the last rcu_smp_mb_master() of a grace period.
+  smp_mb();
+#ifdef UK_TSAN
+  __tsan_release(&r);
+#endif
+  __atomic_store_n(&r.ctr, c & RCU_READER_SLOW, __ATOMIC_RELAXED);
+  // Pairs with the rcu_smp_mb_master() a writer issues before it sleeps.
+  smp_mb();
+  if (__atomic_load_n(&rcu_gp_futex, __ATOMIC_RELAXED) == -1) rcu_wake_up_gp();
 }
 
 void rcu_wake_up_gp() {
@@ -408,10 +469,6 @@ void rcu_wake_up_gp() {
     __atomic_store_n(&rcu_gp_futex, 0, __ATOMIC_RELAXED);
     futex_wake_int(&rcu_gp_futex, 1);
   }
-}
-
-void rcu_unlock_underflow() {
-  WARN(1, "ukern: rcu_read_unlock() without rcu_read_lock()\n");
 }
 
 int rcu_nr_registered_readers() {

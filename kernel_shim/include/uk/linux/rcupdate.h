@@ -12,6 +12,12 @@
  * shows a section that began before the current grace period. So readers
  * need only a compiler barrier; without membarrier they fall back to a full
  * fence.
+ *
+ * The fast paths test one word: an idle reader's word is 0. A thread that
+ * has not registered yet, or a process without membarrier, keeps
+ * RCU_READER_SLOW set in it, which sends the outermost lock and unlock to
+ * the out-of-line paths (registration, fences). A nested lock or unlock
+ * stays inline.
  */
 #ifndef UK_LINUX_RCUPDATE_H
 #define UK_LINUX_RCUPDATE_H
@@ -56,7 +62,9 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 /* ---- reader state (shim internals, used by the inline fast paths) ---- */
 
 #define RCU_NEST_BITS 16
-#define RCU_NEST_MASK ((1UL << RCU_NEST_BITS) - 1)
+/* Nesting count; the bit above it is RCU_READER_SLOW. */
+#define RCU_NEST_MASK ((1UL << (RCU_NEST_BITS - 1)) - 1)
+#define RCU_READER_SLOW (1UL << (RCU_NEST_BITS - 1))
 /* One grace period advances the global counter by this much. */
 #define RCU_GP_CTR_INC (1UL << RCU_NEST_BITS)
 /* A cookie that poll_state_synchronize_rcu() always reports completed. */
@@ -66,13 +74,14 @@ namespace uk
 {
 
 struct alignas(64) RcuReader {
-	/* Nesting count | grace-period snapshot; written only by the owner. */
-	unsigned long ctr;
-	bool registered;
-	struct RcuReader *next, *prev; /* registry links (rcu.cc) */
+	/* Nesting count | RCU_READER_SLOW | grace-period snapshot; written
+	 * only by the owner. Starts with RCU_READER_SLOW (not registered). */
+	unsigned long ctr = RCU_READER_SLOW;
+	bool registered = false;
+	struct RcuReader *next = nullptr, *prev = nullptr; /* registry links (rcu.cc) */
 };
 
-extern thread_local RcuReader rcu_reader __attribute__((tls_model("initial-exec")));
+extern constinit thread_local RcuReader rcu_reader __attribute__((tls_model("initial-exec")));
 
 /*
  * This thread's reader word. Under ASan+UBSan the address goes through an
@@ -94,22 +103,9 @@ extern int rcu_gp_futex;
 /* Set once, before the first reader registers: readers may skip fences. */
 extern bool rcu_has_membarrier;
 
-void rcu_register_reader_slow(void);
+void rcu_read_lock_slow(void);
+void rcu_read_unlock_slow(void);
 void rcu_wake_up_gp(void);
-void rcu_unlock_underflow(void);
-
-/*
- * The reader's half of the barrier pairing: with membarrier the writer
- * forces a full barrier on this thread's CPU, so a compiler barrier is
- * enough; otherwise a real fence. Pairs with rcu_smp_mb_master() in rcu.cc.
- */
-static __always_inline void rcu_smp_mb_slave(void)
-{
-	if (likely(__atomic_load_n(&rcu_has_membarrier, __ATOMIC_RELAXED)))
-		barrier();
-	else
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
 
 /* Threads known to the grace-period machinery, for tests. */
 int rcu_nr_registered_readers(void);
@@ -121,16 +117,19 @@ static __always_inline void __rcu_read_lock(void)
 	::uk::RcuReader &r = ::uk::rcu_reader_self();
 	unsigned long c = __atomic_load_n(&r.ctr, __ATOMIC_RELAXED);
 
-	if (likely(!(c & RCU_NEST_MASK))) {
-		if (unlikely(!r.registered))
-			::uk::rcu_register_reader_slow();
+	if (likely(c == 0)) {
+		/* The stored value does not depend on the load above: back-to-back
+		 * sections do not wait on store-to-load forwarding. */
 		__atomic_store_n(&r.ctr, __atomic_load_n(&::uk::rcu_gp_ctr, __ATOMIC_RELAXED) + 1,
 				 __ATOMIC_RELAXED);
-		/* Order the store above before the section's loads: pairs with the
-		 * first rcu_smp_mb_master() of a grace period. */
-		::uk::rcu_smp_mb_slave();
-	} else {
+		/* Order the store above before the section's loads: with membarrier
+		 * a compiler barrier, paired with the first rcu_smp_mb_master() of
+		 * a grace period. */
+		barrier();
+	} else if (likely(!(c & RCU_READER_SLOW))) {
 		__atomic_store_n(&r.ctr, c + 1, __ATOMIC_RELAXED);
+	} else {
+		::uk::rcu_read_lock_slow();
 	}
 }
 
@@ -139,24 +138,26 @@ static __always_inline void __rcu_read_unlock(void)
 	::uk::RcuReader &r = ::uk::rcu_reader_self();
 	unsigned long c = __atomic_load_n(&r.ctr, __ATOMIC_RELAXED);
 
-	if (likely((c & RCU_NEST_MASK) == 1)) {
+	if (likely((c & (RCU_NEST_MASK | RCU_READER_SLOW)) == 1)) {
 		/* The section's loads before the store that ends it: pairs with
 		 * the last rcu_smp_mb_master() of a grace period. */
-		::uk::rcu_smp_mb_slave();
+		barrier();
 #ifdef UK_TSAN
 		/* Hand the section to the writer's __tsan_acquire (rcu.cc). */
 		__tsan_release(&r);
 #endif
-		__atomic_store_n(&r.ctr, c - 1, __ATOMIC_RELAXED);
+		/* A constant, not c - 1 (see above); nesting 0 is quiescent
+		 * whatever the snapshot bits would have said. */
+		__atomic_store_n(&r.ctr, 0UL, __ATOMIC_RELAXED);
 		/* Store above before the load of the futex word: pairs with the
 		 * rcu_smp_mb_master() a writer issues before it sleeps. */
-		::uk::rcu_smp_mb_slave();
+		barrier();
 		if (unlikely(__atomic_load_n(&::uk::rcu_gp_futex, __ATOMIC_RELAXED) == -1))
 			::uk::rcu_wake_up_gp();
-	} else if (likely(c & RCU_NEST_MASK)) {
+	} else if (likely(!(c & RCU_READER_SLOW) && (c & RCU_NEST_MASK))) {
 		__atomic_store_n(&r.ctr, c - 1, __ATOMIC_RELAXED);
 	} else {
-		::uk::rcu_unlock_underflow();
+		::uk::rcu_read_unlock_slow();
 	}
 }
 
