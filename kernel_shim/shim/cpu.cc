@@ -37,7 +37,14 @@ struct alignas(64) CpuSlot {
   std::vector<std::function<void()>> pending_softirq;
 };
 
-CpuSlot cpu_slots[NR_CPUS];
+// Never destroyed: detached threads (ksoftirqd, workers) may still raise
+// interrupt work while exit() runs static destructors.
+union CpuSlots {
+  CpuSlots() : slot() {}
+  ~CpuSlots() {}
+  CpuSlot slot[NR_CPUS];
+} cpu_slots_storage;
+#define cpu_slots cpu_slots_storage.slot
 
 unsigned int host_cpu_count() {
   long n = sysconf(_SC_NPROCESSORS_CONF);
