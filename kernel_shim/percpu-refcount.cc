@@ -88,7 +88,8 @@ int percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release, unsigned
 	unsigned long ptr;
 	struct percpu_ref_data *data;
 
-	ptr = (unsigned long)(void *)__alloc_percpu_gfp(sizeof(unsigned long), align, gfp);
+	ptr = (unsigned long)(void *)__alloc_percpu_gfp(sizeof(unsigned long), align,
+							gfp | __GFP_PCPU_COUNTER);
 	if (!ptr) {
 		ref->percpu_count_ptr = 0;
 		ref->data = NULL;

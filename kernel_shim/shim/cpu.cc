@@ -16,6 +16,7 @@
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/smp.h>
 #include <uk/shim/futex.h>
+#include <uk/shim/rseq.h>
 
 unsigned int nr_cpu_ids = 1;
 
@@ -25,6 +26,7 @@ constinit thread_local ThreadCpu tls_cpu
     __attribute__((tls_model("initial-exec")));
 int host_to_vcpu[1024];
 SchedHook sched_hook = nullptr;
+unsigned int rseq_counter_cpus = 0;
 
 namespace {
 
@@ -121,6 +123,9 @@ void set_nr_cpu_ids(unsigned int n) {
   if (n > NR_CPUS) n = NR_CPUS;
   nr_cpu_ids = n;
   for (int h = 0; h < 1024; h++) host_to_vcpu[h] = h % n;
+  // Counter adds index copies by host CPU: every host CPU must be a
+  // possible CPU, or sums over the possible CPUs would miss some copies.
+  rseq_counter_cpus = __rseq_size > 0 && host_cpu_count() <= n ? NR_CPUS : 0;
 }
 
 void pin_thread_to_cpu(int cpu) {

@@ -25,11 +25,39 @@ constexpr size_t kUnitSize = size_t{1} << PERCPU_UNIT_SHIFT;
 constexpr size_t kMinClass = 8;
 constexpr size_t kMaxClass = 4096;  // larger blocks: exact-size free lists
 
+// The whole per-CPU area: NR_CPUS units, aligned to its own size so that
+// a unit-0 address tells its arena by one bit (PERCPU_COUNTER_BIT).
+char *MapArea() {
+  const size_t area = kUnitSize * NR_CPUS;
+  void *p = mmap(nullptr, area * 2, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    perror("ukern: percpu area");
+    abort();
+  }
+  uintptr_t start = reinterpret_cast<uintptr_t>(p);
+  uintptr_t aligned = (start + area - 1) & ~(area - 1);
+  if (aligned > start) munmap(p, aligned - start);
+  uintptr_t end = start + area * 2;
+  if (end > aligned + area)
+    munmap(reinterpret_cast<void *>(aligned + area), end - aligned - area);
+  return reinterpret_cast<char *>(aligned);
+}
+
+char *Area() {
+  static char *base = MapArea();
+  return base;
+}
+
+// Hands out blocks of one arena: offsets [first, limit) of every unit.
 class PercpuAllocator {
  public:
+  PercpuAllocator(size_t first, size_t limit, bool scan)
+      : top_(first), limit_(limit), scan_(scan), scanned_(first) {}
+
   void *Alloc(size_t size, size_t align) {
     std::lock_guard<std::mutex> g(mu_);
-    if (base_ == nullptr && !Map()) return nullptr;
+    if (base_ == nullptr) base_ = Area();
     if (size == 0) size = 1;
     if (align == 0) align = 1;
     size_t block = BlockSize(size, align);
@@ -53,7 +81,7 @@ class PercpuAllocator {
       size_t a = block <= kMaxClass ? std::min<size_t>(block, 64) : 64;
       if (align > a) a = align;
       size_t start = (top_ + a - 1) & ~(a - 1);
-      if (start + block > kUnitSize) return nullptr;  // unit exhausted
+      if (start + block > limit_) return nullptr;  // arena exhausted
       off = start;
       top_ = start + block;
       ScanForLeaks();
@@ -100,6 +128,7 @@ class PercpuAllocator {
   // unit as a root region, in 64 KiB steps.
   void ScanForLeaks() {
 #ifdef UK_ASAN
+    if (!scan_) return;
     constexpr size_t kStep = size_t{64} << 10;
     size_t want = (top_ + kStep - 1) & ~(kStep - 1);
     if (want <= scanned_) return;
@@ -110,42 +139,48 @@ class PercpuAllocator {
 #endif
   }
 
-  bool Map() {
-    void *p = mmap(nullptr, kUnitSize * NR_CPUS, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-      perror("ukern: percpu area");
-      return false;
-    }
-    base_ = static_cast<char *>(p);
-    return true;
-  }
-
   std::mutex mu_;
   char *base_ = nullptr;
-  size_t top_ = 0;
-  size_t scanned_ = 0;  // bytes of each unit registered with LeakSanitizer
+  size_t top_;
+  const size_t limit_;
+  const bool scan_;  // register the used part with LeakSanitizer
+  size_t scanned_;   // end of the part registered so far
   size_t in_use_ = 0;
   std::map<size_t, std::vector<size_t>> free_;
   std::unordered_map<size_t, size_t> sizes_;
 };
 
-PercpuAllocator &allocator() {
-  static PercpuAllocator *a = new PercpuAllocator;  // never destroyed
-  return *a;
+constexpr size_t kCounterStart = PERCPU_COUNTER_BIT;
+static_assert(kCounterStart < kUnitSize);
+
+// Ordinary per-CPU data in the low half of each unit; counters (which hold
+// no pointers, so LeakSanitizer need not scan them) in the high half.
+PercpuAllocator &allocator(bool counter) {
+  static PercpuAllocator *data =  // never destroyed
+      new PercpuAllocator(0, kCounterStart, /*scan=*/true);
+  static PercpuAllocator *counters =
+      new PercpuAllocator(kCounterStart, kUnitSize, /*scan=*/false);
+  return counter ? *counters : *data;
+}
+
+bool IsCounter(const void *ptr) {
+  return reinterpret_cast<uintptr_t>(ptr) & PERCPU_COUNTER_BIT;
 }
 
 }  // namespace
 
 void *percpu_alloc(size_t size, size_t align, gfp_t gfp) {
-  if (gfp != 0 && should_failslab_percpu(size, gfp)) return nullptr;
-  return allocator().Alloc(size, align);
+  if ((gfp & ~__GFP_PCPU_COUNTER) != 0 && should_failslab_percpu(size, gfp))
+    return nullptr;
+  return allocator(gfp & __GFP_PCPU_COUNTER).Alloc(size, align);
 }
 
 void percpu_free(void *ptr) {
-  if (ptr != nullptr) allocator().Free(ptr);
+  if (ptr != nullptr) allocator(IsCounter(ptr)).Free(ptr);
 }
 
-size_t percpu_bytes_in_use() { return allocator().InUse(); }
+size_t percpu_bytes_in_use() {
+  return allocator(false).InUse() + allocator(true).InUse();
+}
 
 }  // namespace uk

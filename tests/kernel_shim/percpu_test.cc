@@ -3,6 +3,7 @@
 // the virtual CPU model.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
@@ -12,6 +13,8 @@
 #include <uk/linux/percpu.h>
 #include <uk/linux/preempt.h>
 #include <uk/linux/smp.h>
+#include <uk/shim/cpu.h>
+#include <uk/shim/rseq.h>
 
 #include "testmain.h"
 
@@ -265,6 +268,131 @@ TEST_F(PercpuTest, PreemptDisabledMultiStepUpdatesAreExclusive) {
   free_percpu(plain);
 }
 
+// __GFP_PCPU_COUNTER memory: this_cpu_add() is a restartable sequence on the
+// host CPU's copy, whatever virtual CPU the thread holds or is pinned to.
+long *AllocCounter() {
+  return static_cast<long *>(__alloc_percpu_gfp(
+      sizeof(long), sizeof(long), GFP_KERNEL | __GFP_PCPU_COUNTER));
+}
+
+long SumOverPossibleCpus(long *ctr) {
+  long sum = 0;
+  int cpu;
+  for_each_possible_cpu(cpu) sum += *per_cpu_ptr(ctr, cpu);
+  return sum;
+}
+
+bool PinToHostCpu(int host) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(host, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+TEST_F(PercpuTest, CounterAddsLandOnTheHostCpu) {
+  if (uk::rseq_counter_cpus == 0) GTEST_SKIP() << "rseq counters are off";
+  if (nr_cpu_ids < 2) GTEST_SKIP() << "needs two CPUs";
+  long *ctr = AllocCounter();
+  long *data = alloc_percpu(long);
+  ASSERT_NE(ctr, nullptr);
+  ASSERT_NE(data, nullptr);
+  bool pinned = false;
+  std::thread t([&] {
+    if (!(pinned = PinToHostCpu(0))) return;
+    // Virtual CPU 1, held: ordinary data goes to CPU 1's copy, the counter
+    // to host CPU 0's.
+    uk::pin_thread_to_cpu(1);
+    preempt_disable();
+    this_cpu_add(*ctr, 5);
+    this_cpu_add(*data, 5);
+    preempt_enable();
+    this_cpu_sub(*ctr, 2);
+    this_cpu_inc(*ctr);
+    this_cpu_dec(*ctr);
+    uk::pin_thread_to_cpu(-1);
+  });
+  t.join();
+  if (!pinned) GTEST_SKIP() << "cannot set the host CPU affinity";
+  EXPECT_EQ(*per_cpu_ptr(ctr, 0), 3);
+  EXPECT_EQ(*per_cpu_ptr(ctr, 1), 0);
+  EXPECT_EQ(*per_cpu_ptr(data, 1), 5);
+  EXPECT_EQ(*per_cpu_ptr(data, 0), 0);
+  free_percpu(ctr);
+  free_percpu(data);
+}
+
+// Adds from task context on any virtual CPU, with preemption off, and from
+// interrupt handlers, from more threads than there are host CPUs: the
+// preemptions restart sequences, and no update is lost.
+void HammerCounter(long *ctr, long *expected) {
+  const unsigned threads = 2 * uk::testing::StressThreads() + 1;
+  const int per_thread = 200000;
+  std::vector<std::thread> ts;
+  std::atomic<long> total{0};
+  for (unsigned t = 0; t < threads; t++) {
+    ts.emplace_back([&, t] {
+      long mine = 0;
+      for (int i = 0; i < per_thread; i++) {
+        switch ((i + t) % 4) {
+          case 0:
+            this_cpu_inc(*ctr);
+            mine += 1;
+            break;
+          case 1:
+            preempt_disable();
+            this_cpu_add(*ctr, 3);
+            preempt_enable();
+            mine += 3;
+            break;
+          case 2:
+            if (i % 64 == 2) {
+              uk::run_in_softirq(t % nr_cpu_ids,
+                                 [&] { this_cpu_sub(*ctr, 2); });
+              mine -= 2;
+            } else {
+              this_cpu_add(*ctr, 7);
+              mine += 7;
+            }
+            break;
+          default:
+            this_cpu_dec(*ctr);
+            mine -= 1;
+        }
+      }
+      total += mine;
+    });
+  }
+  for (auto &t : ts) t.join();
+  *expected = total.load();
+}
+
+TEST_F(PercpuTest, CounterSumIsExactUnderPreemptionAndInterrupts) {
+  long *ctr = AllocCounter();
+  ASSERT_NE(ctr, nullptr);
+  long expected = 0;
+  HammerCounter(ctr, &expected);
+  EXPECT_EQ(SumOverPossibleCpus(ctr), expected);
+  for (int c = nr_cpu_ids; c < NR_CPUS; c++)
+    ASSERT_EQ(*per_cpu_ptr(ctr, c), 0) << c;
+  free_percpu(ctr);
+}
+
+TEST_F(PercpuTest, CounterAddsAreAtomicWhenHostCpusOutnumberPossibleOnes) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one host CPU";
+  long *ctr = AllocCounter();
+  ASSERT_NE(ctr, nullptr);
+  long expected = 0;
+  {
+    NrCpuGuard guard(1);
+    // A copy per host CPU would escape a sum over one possible CPU.
+    EXPECT_EQ(uk::rseq_counter_cpus, 0u);
+    HammerCounter(ctr, &expected);
+    EXPECT_EQ(*per_cpu_ptr(ctr, 0), expected);
+  }
+  EXPECT_EQ(SumOverPossibleCpus(ctr), expected);
+  free_percpu(ctr);
+}
+
 TEST_F(PercpuTest, BytesInUseTracksAllocations) {
   size_t before = uk::percpu_bytes_in_use();
   std::vector<void *> ps;
@@ -275,6 +403,18 @@ TEST_F(PercpuTest, BytesInUseTracksAllocations) {
   EXPECT_GT(uk::percpu_bytes_in_use(), before + 50 * 8);
   for (void *p : ps) free_percpu(p);
   EXPECT_EQ(uk::percpu_bytes_in_use(), before);
+}
+
+TEST_F(PercpuTest, CountersHaveTheirOwnArena) {
+  long *ctr = AllocCounter();
+  long *data = alloc_percpu(long);
+  ASSERT_NE(ctr, nullptr);
+  ASSERT_NE(data, nullptr);
+  EXPECT_TRUE(reinterpret_cast<uintptr_t>(ctr) & PERCPU_COUNTER_BIT);
+  EXPECT_FALSE(reinterpret_cast<uintptr_t>(data) & PERCPU_COUNTER_BIT);
+  EXPECT_GE(uk::percpu_bytes_in_use(), baseline_ + 16);
+  free_percpu(ctr);
+  free_percpu(data);
 }
 
 }  // namespace

@@ -26,6 +26,13 @@
 #define __GFP_HARDWALL 0x100000u
 #define __GFP_THISNODE 0x200000u
 #define __GFP_ACCOUNT 0x400000u
+/*
+ * ukern only, for __alloc_percpu_gfp(): a per-CPU counter that is changed
+ * only by this_cpu_add()/sub()/inc()/dec() and read as a sum over the
+ * possible CPUs. Those adds are restartable sequences on the host CPU's
+ * copy instead of atomics (<uk/shim/rseq.h>).
+ */
+#define __GFP_PCPU_COUNTER 0x80000000u
 
 #define __GFP_RECLAIM (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
 #define GFP_ATOMIC (__GFP_HIGH | __GFP_KSWAPD_RECLAIM)

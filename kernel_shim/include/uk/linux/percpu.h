@@ -12,6 +12,11 @@
  * thread may be running on the same virtual CPU. Multi-step sequences on
  * this_cpu_ptr() data belong inside local_irq_save() or preempt_disable(),
  * which make the CPU exclusively the caller's, as the kernel requires.
+ *
+ * The one exception is memory allocated with __GFP_PCPU_COUNTER, which
+ * lies in the upper half of each unit (PERCPU_COUNTER_BIT set): there
+ * this_cpu_add() and friends are the kernel's single non-atomic add, done
+ * as a restartable sequence on the host CPU's copy (<uk/shim/rseq.h>).
  */
 #ifndef UK_LINUX_PERCPU_H
 #define UK_LINUX_PERCPU_H
@@ -22,8 +27,11 @@
 #include <uk/linux/gfp.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/types.h>
+#include <uk/shim/rseq.h>
 
 #define PERCPU_UNIT_SHIFT 24
+/* Set in the unit-0 address of __GFP_PCPU_COUNTER memory. */
+#define PERCPU_COUNTER_BIT (1UL << (PERCPU_UNIT_SHIFT - 1))
 
 namespace uk
 {
@@ -44,7 +52,24 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
 	return (char *)ptr + ((size_t)cpu << PERCPU_UNIT_SHIFT);
 }
 
+/*
+ * this_cpu_add(): a restartable add on the host CPU's copy for counter
+ * memory, else an atomic add on the current CPU's copy.
+ */
+template <typename T> static __always_inline void this_cpu_add_op(T *pcp, T val)
+{
+	if constexpr (sizeof(T) == sizeof(long)) {
+		if (likely((uintptr_t)pcp & PERCPU_COUNTER_BIT)) {
+			rseq_percpu_add((long *)pcp, (long)val);
+			return;
+		}
+	}
+	__atomic_fetch_add((T *)percpu_cpu_addr(pcp, current_cpu()), val, __ATOMIC_RELAXED);
+}
+
 } // namespace uk
+
+static_assert(PERCPU_UNIT_SHIFT == ::uk::kRseqUnitShift);
 
 #define DECLARE_PER_CPU(type, name) extern __typeof__(type) &name
 #define DEFINE_PER_CPU(type, name) __typeof__(type) &name = *::uk::percpu_define<__typeof__(type)>()
@@ -85,9 +110,9 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
 #define this_cpu_read(pcp) (::uk::read_once(*__uk_pcp(pcp)))
 #define this_cpu_write(pcp, val) (::uk::write_once(*__uk_pcp(pcp), (val)))
 #define this_cpu_add(pcp, val) \
-	((void)__atomic_fetch_add(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
+	(::uk::this_cpu_add_op<__typeof__(pcp)>(&(pcp), (__typeof__(pcp))(val)))
 #define this_cpu_sub(pcp, val) \
-	((void)__atomic_fetch_sub(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
+	(::uk::this_cpu_add_op<__typeof__(pcp)>(&(pcp), -(__typeof__(pcp))(val)))
 #define this_cpu_inc(pcp) this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp) this_cpu_sub(pcp, 1)
 #define this_cpu_and(pcp, val) ((void)__atomic_fetch_and(__uk_pcp(pcp), (val), __ATOMIC_RELAXED))
