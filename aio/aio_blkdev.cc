@@ -189,12 +189,23 @@ int blkdev_fsync(struct file *file, int datasync)
 
 } // namespace
 
+/* The last fput(): the close, or the last request in flight after it. */
+static int blkdev_release(struct file *file)
+{
+	struct blk_file *bf = (struct blk_file *)file->private_data;
+
+	uk::blkdev_put(bf->bdev);
+	kfree(bf);
+	return 0;
+}
+
 const struct file_operations def_blk_fops = {
 	.read_iter = blkdev_read_iter,
 	.write_iter = blkdev_write_iter,
 	.fsync = blkdev_fsync,
 	.poll = nullptr,
 	.poll_fd = nullptr,
+	.release = blkdev_release,
 };
 
 namespace uk
@@ -271,9 +282,8 @@ int aio_close_blkdev(int fd)
 	bf = __atomic_exchange_n(&blk_fds[fd], nullptr, __ATOMIC_ACQ_REL);
 	if (!bf)
 		return -EBADF;
+	/* The device and bf go at the last fput() (blkdev_release()). */
 	aio_unregister_file(fd);
-	blkdev_put(bf->bdev);
-	kfree(bf);
 	return close(fd) < 0 ? -errno : 0;
 }
 

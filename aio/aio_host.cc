@@ -25,6 +25,7 @@
 
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 
@@ -629,6 +630,7 @@ int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode, 
 	f->f_mode = mode;
 	f->f_fd = fd;
 	f->private_data = private_data;
+	atomic_long_set(&f->f_count, 1);
 	if (!__atomic_compare_exchange_n(&registered[fd], &old, f, false, __ATOMIC_RELEASE,
 					 __ATOMIC_RELAXED)) {
 		kfree(f);
@@ -646,7 +648,12 @@ int aio_unregister_file(int fd)
 	f = __atomic_exchange_n(&registered[fd], nullptr, __ATOMIC_ACQ_REL);
 	if (!f)
 		return -ENOENT;
-	kfree(f); /* the caller guarantees no request is in flight on it */
+	/*
+	 * An aio_fget() that found the file has taken its reference by the
+	 * end of its RCU section; after that, only requests hold it.
+	 */
+	synchronize_rcu();
+	fput(f); /* the registration's reference */
 	return 0;
 }
 
@@ -656,7 +663,11 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 	int flags;
 
 	if (fd < (unsigned)kMaxRegisteredFd) {
-		f = __atomic_load_n(&registered[fd], __ATOMIC_ACQUIRE);
+		rcu_read_lock();
+		f = rcu_dereference(registered[fd]);
+		if (f)
+			atomic_long_inc(&f->f_count);
+		rcu_read_unlock();
 		if (f)
 			return f;
 	}
@@ -681,6 +692,7 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 	host->f_flags = flags;
 	host->f_fd = (int)fd;
 	host->f_owned_fd = false;
+	atomic_long_set(&host->f_count, 0);
 	host->private_data = nullptr;
 	return host;
 }
@@ -690,6 +702,12 @@ void fput(struct file *file)
 	if (file->f_owned_fd) {
 		close(file->f_fd);
 		file->f_owned_fd = false;
+	}
+	/* Only registered files count references (host files stay at 0). */
+	if (atomic_long_read(&file->f_count) && atomic_long_dec_and_test(&file->f_count)) {
+		if (file->f_op->release)
+			file->f_op->release(file);
+		kfree(file);
 	}
 }
 

@@ -22,7 +22,9 @@
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/interrupt.h>
 #include <uk/linux/workqueue.h>
+#include <uk/shim/clock.h>
 
 #include "../../blk/blk-mq.h"
 #include "testmain.h"
@@ -248,6 +250,42 @@ TEST_P(AioBlkdevTest, BufferedOpenBouncesUnalignedBuffers)
 	ASSERT_EQ(ev.size(), 1u);
 	EXPECT_EQ(ev[0].res, -EINVAL);
 	EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
+}
+
+// References to the device other than the driver's own.
+int DiskOpeners(const char *name)
+{
+	struct block_device *b = uk::blkdev_lookup(name);
+	int n = atomic_read(&b->bd_disk->uk_refs) - 2; /* the driver's, ours */
+	uk::blkdev_put(b);
+	return n;
+}
+
+// Closing the device with a request in flight: as in the kernel, the request
+// holds the file (f_count), so the device goes at its completion, not at
+// the close (TSan caught the completion's fput() on a freed file).
+TEST_F(AioBlkdevTest, CloseWithARequestInFlightKeepsTheFileUntilItEnds)
+{
+	uk::clock_use_virtual();
+	uk::softirq_set_threads(false);
+	ASSERT_NO_FATAL_FAILURE(Make(2));
+	EXPECT_EQ(DiskOpeners("aioblk"), 1);
+	AlignedBuf buf(kBs);
+	memset(buf.p, 0x5a, kBs);
+	struct iocb cb, *p = &cb;
+	Prep(&cb, fd_, IOCB_CMD_PWRITE, buf.p, kBs, 0, 7);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, &p), 1);
+	EXPECT_EQ(uk::aio_close_blkdev(fd_), 0);
+	fd_ = -1;
+	EXPECT_EQ(DiskOpeners("aioblk"), 1) << "the in-flight request's file";
+	uk::virtual_clock_advance(20000); /* completion_nsec */
+	auto ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].data, 7u);
+	EXPECT_EQ(ev[0].res, (long)kBs);
+	uk::aio::quiesce();
+	EXPECT_EQ(DiskOpeners("aioblk"), 0);
+	uk::clock_use_host();
 }
 
 // Several submitters on one context; each waits for its own completions.

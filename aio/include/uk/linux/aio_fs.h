@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <uk/linux/atomic.h>
 #include <uk/linux/types.h>
 
 typedef unsigned int fmode_t;
@@ -59,6 +60,8 @@ struct file_operations {
 	unsigned int (*poll)(struct file *file);
 	/* A descriptor the aio poller can wait on (-1: none). */
 	int (*poll_fd)(struct file *file);
+	/* The last reference to a registered file went (NULL: nothing to do). */
+	int (*release)(struct file *file);
 };
 
 struct file {
@@ -67,6 +70,13 @@ struct file {
 	unsigned int f_flags; /* O_* flags, O_DIRECT included */
 	int f_fd;	      /* host descriptor (a dup for async requests) */
 	bool f_owned_fd;      /* f_fd is ours to close at fput() */
+	/*
+	 * References to a registered file: the registration's, and one per
+	 * request that aio_fget() handed it to, so that closing the device
+	 * while a request is in flight leaves the file (and ->release) to the
+	 * request's fput(). 0 for the per-request host files.
+	 */
+	atomic_long_t f_count;
 	void *private_data;
 };
 
