@@ -88,9 +88,9 @@ restart:
 slow:
 #endif
   __atomic_fetch_add(
-      reinterpret_cast<long *>(reinterpret_cast<char *>(p) +
-                               (static_cast<size_t>(current_cpu())
-                                << kRseqUnitShift)),
+      reinterpret_cast<long *>(
+          reinterpret_cast<char *>(p) +
+          (static_cast<size_t>(current_cpu()) << kRseqUnitShift)),
       v, __ATOMIC_RELAXED);
 }
 
