@@ -181,6 +181,24 @@ TEST(AtomicTest, IntWrapsAsTwosComplement) {
   EXPECT_EQ(atomic_read(&v), INT32_MIN);
 }
 
+// The conditional forms wrap too: percpu_ref_tryget() meets a biased count
+// of LONG_MAX (UBSan caught the signed overflow in atomic_long_add_unless).
+TEST(AtomicTest, ConditionalOpsWrapAsTwosComplement) {
+  atomic_long_t l = ATOMIC_LONG_INIT(LONG_MAX);
+  EXPECT_TRUE(atomic_long_add_unless(&l, 1, 0));
+  EXPECT_EQ(atomic_long_read(&l), LONG_MIN);
+  EXPECT_TRUE(atomic_long_inc_not_zero(&l));
+  EXPECT_EQ(atomic_long_read(&l), LONG_MIN + 1);
+  atomic_t v = ATOMIC_INIT(INT32_MIN);
+  EXPECT_TRUE(atomic_dec_unless_positive(&v));
+  EXPECT_EQ(atomic_read(&v), INT32_MAX);
+  EXPECT_TRUE(atomic_inc_unless_negative(&v));
+  EXPECT_EQ(atomic_read(&v), INT32_MIN);
+  // INT32_MIN - 1 wraps to a positive value, which is stored.
+  EXPECT_EQ(atomic_dec_if_positive(&v), INT32_MAX);
+  EXPECT_EQ(atomic_read(&v), INT32_MAX);
+}
+
 TEST(AtomicTest, WordXchgCmpxchg) {
   unsigned long w = 1;
   EXPECT_EQ(xchg(&w, 2UL), 1UL);

@@ -9,6 +9,8 @@
 #ifndef UK_LINUX_ATOMIC_H
 #define UK_LINUX_ATOMIC_H
 
+#include <type_traits>
+
 #include <uk/linux/barrier.h>
 #include <uk/linux/types.h>
 
@@ -36,6 +38,16 @@ typedef struct {
 #define __UK_FULL __ATOMIC_SEQ_CST
 
 /* One block of operations for one atomic type. */
+/*
+ * Counter arithmetic wraps, as the kernel's does (it builds with
+ * -fno-strict-overflow): percpu_ref's biased count passes LONG_MAX.
+ */
+template <typename T> static __always_inline T __uk_wrap_add(T a, T b)
+{
+	using U = std::make_unsigned_t<T>;
+	return (T)((U)a + (U)b);
+}
+
 #define __UK_ATOMIC_OPS(pfx, atype, T)                                                         \
 	static __always_inline T pfx##_read(const atype *v)                                    \
 	{                                                                                      \
@@ -214,7 +226,7 @@ typedef struct {
 		do {                                                                           \
 			if (unlikely(c == u))                                                  \
 				break;                                                         \
-		} while (!pfx##_try_cmpxchg(v, &c, c + a));                                    \
+		} while (!pfx##_try_cmpxchg(v, &c, __uk_wrap_add<T>(c, a)));                   \
 		return c;                                                                      \
 	}                                                                                      \
 	static __always_inline bool pfx##_add_unless(atype *v, T a, T u)                       \
@@ -231,7 +243,7 @@ typedef struct {
 		do {                                                                           \
 			if (unlikely(c < 0))                                                   \
 				return false;                                                  \
-		} while (!pfx##_try_cmpxchg(v, &c, c + 1));                                    \
+		} while (!pfx##_try_cmpxchg(v, &c, __uk_wrap_add<T>(c, 1)));                   \
 		return true;                                                                   \
 	}                                                                                      \
 	static __always_inline bool pfx##_dec_unless_positive(atype *v)                        \
@@ -240,14 +252,14 @@ typedef struct {
 		do {                                                                           \
 			if (unlikely(c > 0))                                                   \
 				return false;                                                  \
-		} while (!pfx##_try_cmpxchg(v, &c, c - 1));                                    \
+		} while (!pfx##_try_cmpxchg(v, &c, __uk_wrap_add<T>(c, -1)));                  \
 		return true;                                                                   \
 	}                                                                                      \
 	static __always_inline T pfx##_dec_if_positive(atype *v)                               \
 	{                                                                                      \
 		T dec, c = pfx##_read(v);                                                      \
 		do {                                                                           \
-			dec = c - 1;                                                           \
+			dec = __uk_wrap_add<T>(c, -1);                                         \
 			if (unlikely(dec < 0))                                                 \
 				break;                                                         \
 		} while (!pfx##_try_cmpxchg(v, &c, dec));                                      \
