@@ -55,6 +55,7 @@ namespace uk {
 constinit thread_local RcuReader rcu_reader
     __attribute__((tls_model("initial-exec")));
 unsigned long rcu_gp_ctr = RCU_GP_CTR_INC;
+unsigned long rcu_gp_ctr_reader = RCU_GP_CTR_INC + 1;
 int rcu_gp_futex;
 bool rcu_has_membarrier;
 
@@ -237,6 +238,7 @@ void rcu_gp_run() {
   rcu_smp_mb_master();
   unsigned long gp =
       __atomic_load_n(&rcu_gp_ctr, __ATOMIC_RELAXED) + RCU_GP_CTR_INC;
+  __atomic_store_n(&rcu_gp_ctr_reader, gp + 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&rcu_gp_ctr, gp, __ATOMIC_SEQ_CST);
   smp_mb();
   wait_for_readers(gp);

@@ -98,6 +98,8 @@ static __always_inline RcuReader &rcu_reader_self(void)
 }
 /* Grace-period counter: a multiple of RCU_GP_CTR_INC. */
 extern unsigned long rcu_gp_ctr;
+/* rcu_gp_ctr + 1: what an outermost rcu_read_lock() stores. */
+extern unsigned long rcu_gp_ctr_reader;
 /* -1 while a writer sleeps waiting for readers (liburcu's gp.futex). */
 extern int rcu_gp_futex;
 /* Set once, before the first reader registers: readers may skip fences. */
@@ -120,7 +122,8 @@ static __always_inline void __rcu_read_lock(void)
 	if (likely(c == 0)) {
 		/* The stored value does not depend on the load above: back-to-back
 		 * sections do not wait on store-to-load forwarding. */
-		__atomic_store_n(&r.ctr, __atomic_load_n(&::uk::rcu_gp_ctr, __ATOMIC_RELAXED) + 1,
+		__atomic_store_n(&r.ctr,
+				 __atomic_load_n(&::uk::rcu_gp_ctr_reader, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 		/* Order the store above before the section's loads: with membarrier
 		 * a compiler barrier, paired with the first rcu_smp_mb_master() of
