@@ -33,7 +33,7 @@ char *MapArea() {
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     perror("ukern: percpu area");
-    abort();
+    return nullptr;  // every allocation fails with NULL, as before
   }
   uintptr_t start = reinterpret_cast<uintptr_t>(p);
   uintptr_t aligned = (start + area - 1) & ~(area - 1);
@@ -57,7 +57,7 @@ class PercpuAllocator {
 
   void *Alloc(size_t size, size_t align) {
     std::lock_guard<std::mutex> g(mu_);
-    if (base_ == nullptr) base_ = Area();
+    if (base_ == nullptr && (base_ = Area()) == nullptr) return nullptr;
     if (size == 0) size = 1;
     if (align == 0) align = 1;
     size_t block = BlockSize(size, align);
