@@ -434,7 +434,7 @@ void rcu_read_lock_slow() {
   }
   unsigned long slow = c & RCU_READER_SLOW;
   __atomic_store_n(&r.ctr,
-                   (__atomic_load_n(&rcu_gp_ctr, __ATOMIC_RELAXED) + 1) | slow,
+                   __atomic_load_n(&rcu_gp_ctr_reader, __ATOMIC_RELAXED) | slow,
                    __ATOMIC_RELAXED);
   // Pairs with the first rcu_smp_mb_master() of a grace period.
   if (slow)
