@@ -57,7 +57,8 @@ class PercpuAllocator {
 
   void *Alloc(size_t size, size_t align) {
     std::lock_guard<std::mutex> g(mu_);
-    if (base_ == nullptr && (base_ = Area()) == nullptr) return nullptr;
+    char *base = Area();
+    if (base == nullptr) return nullptr;
     if (size == 0) size = 1;
     if (align == 0) align = 1;
     size_t block = BlockSize(size, align);
@@ -88,12 +89,12 @@ class PercpuAllocator {
     }
     sizes_[off] = block;
     in_use_ += block;
-    return base_ + off;
+    return base + off;
   }
 
   void Free(void *ptr) {
     std::lock_guard<std::mutex> g(mu_);
-    size_t off = static_cast<char *>(ptr) - base_;
+    size_t off = static_cast<char *>(ptr) - Area();
     auto it = sizes_.find(off);
     BUG_ON(it == sizes_.end());  // not a percpu pointer, or freed twice
     size_t block = it->second;
@@ -133,14 +134,13 @@ class PercpuAllocator {
     size_t want = (top_ + kStep - 1) & ~(kStep - 1);
     if (want <= scanned_) return;
     for (unsigned int cpu = 0; cpu < NR_CPUS; cpu++)
-      __lsan_register_root_region(base_ + cpu * kUnitSize + scanned_,
+      __lsan_register_root_region(Area() + cpu * kUnitSize + scanned_,
                                   want - scanned_);
     scanned_ = want;
 #endif
   }
 
   std::mutex mu_;
-  char *base_ = nullptr;
   size_t top_;
   const size_t limit_;
   const bool scan_;  // register the used part with LeakSanitizer
