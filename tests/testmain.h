@@ -3,6 +3,9 @@
 #ifndef UKERN_TESTS_TESTMAIN_H_
 #define UKERN_TESTS_TESTMAIN_H_
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <thread>
 
 namespace uk::testing {
@@ -16,6 +19,15 @@ inline unsigned StressThreads() {
   unsigned n = std::thread::hardware_concurrency();
   if (n < 2) n = 2;
   return n > 8 ? 8 : n;
+}
+
+// Binds the calling thread to host CPU `host` (sched affinity). False if the
+// host refuses (a CPU outside the thread's allowed set, say).
+inline bool PinToHostCpu(int host) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(host, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
 }  // namespace uk::testing

@@ -3,9 +3,6 @@
 // release-exactly-once under get/put/kill races.
 #include <gtest/gtest.h>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -212,21 +209,17 @@ TEST(PercpuRefTest, SwitchToAtomicConfirmAndSecondKillWarns) {
   percpu_ref_exit(&o.ref);
 }
 
-// Gets on one CPU and puts on another drive the percpu counters apart
-// (one wraps below zero); only the sum matters, and the BIAS keeps the
-// atomic count away from zero until the switch folds it in.
 // Pins the calling thread to virtual CPU `cpu` and, where the host allows,
 // to host CPU `cpu`: percpu_ref counts land on the host CPU's copy when
 // rseq counters are on (<uk/shim/rseq.h>), else on the virtual CPU's.
 bool PinToCpu(int cpu) {
   uk::pin_thread_to_cpu(cpu);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0 ||
-         uk::rseq_counter_cpus == 0;
+  return uk::testing::PinToHostCpu(cpu) || uk::rseq_counter_cpus == 0;
 }
 
+// Gets on one CPU and puts on another drive the percpu counters apart
+// (one wraps below zero); only the sum matters, and the BIAS keeps the
+// atomic count away from zero until the switch folds it in.
 TEST(PercpuRefTest, BiasAndCrossCpuPuts) {
   Obj o;
   ASSERT_EQ(percpu_ref_init(&o.ref, Release, 0, GFP_KERNEL), 0);

@@ -3,7 +3,6 @@
 // the virtual CPU model.
 #include <gtest/gtest.h>
 
-#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
@@ -282,13 +281,6 @@ long SumOverPossibleCpus(long *ctr) {
   return sum;
 }
 
-bool PinToHostCpu(int host) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(host, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-}
-
 TEST_F(PercpuTest, CounterAddsLandOnTheHostCpu) {
   if (uk::rseq_counter_cpus == 0) GTEST_SKIP() << "rseq counters are off";
   if (nr_cpu_ids < 2) GTEST_SKIP() << "needs two CPUs";
@@ -298,7 +290,7 @@ TEST_F(PercpuTest, CounterAddsLandOnTheHostCpu) {
   ASSERT_NE(data, nullptr);
   bool pinned = false;
   std::thread t([&] {
-    if (!(pinned = PinToHostCpu(0))) return;
+    if (!(pinned = uk::testing::PinToHostCpu(0))) return;
     // Virtual CPU 1, held: ordinary data goes to CPU 1's copy, the counter
     // to host CPU 0's.
     uk::pin_thread_to_cpu(1);
