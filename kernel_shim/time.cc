@@ -14,114 +14,99 @@
 #include <uk/shim/clock.h>
 #include <uk/shim/futex.h>
 
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+
 #include <atomic>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 
 /* ---- jiffies on the host clock (see <uk/linux/jiffies.h>) ---- */
 
 namespace uk
 {
 
-constinit thread_local JiffiesCache tls_jiffies
-	__attribute__((tls_model("initial-exec"))) = { 0, 0 };
-
-#if defined(__x86_64__)
 namespace
 {
 
-// Margin before each jiffy boundary where reads go to the clock: covers
-// rdtsc executing out of order and TSC skew between CPUs.
-constexpr uint64_t kJiffiesGuardNs = 2 * NSEC_PER_USEC;
-// Clock time between the two samples that measure the TSC frequency.
-constexpr uint64_t kJiffiesCalibrateNs = 100 * NSEC_PER_MSEC;
-
-enum JiffiesTscState : int { kTscUnknown, kTscBusy, kTscSampled, kTscReady, kTscUnusable };
-
-std::atomic<int> jiffies_tsc_state{ kTscUnknown };
-std::atomic<uint64_t> jiffies_tsc_per_ms{ 0 }; // lower bound, set in kTscReady
-uint64_t jiffies_base_tsc;		       // written before kTscSampled
-uint64_t jiffies_base_ns;
-
-// The host kernel keeps "tsc" as its clocksource only while the TSC runs at
-// a constant rate and is synchronized across CPUs.
-bool host_clocksource_is_tsc()
+unsigned long jiffies_at(u64 ns)
 {
-	char buf[16] = {};
-	FILE *f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			     "re");
-
-	if (!f)
-		return false;
-	bool ok = std::fgets(buf, sizeof(buf), f) && std::strcmp(buf, "tsc\n") == 0;
-	std::fclose(f);
-	return ok;
-}
-
-// TSC cycles per millisecond, an underestimate, or 0 while unknown. @tsc
-// was read before the clock read that gave @ns. The first sample takes its
-// TSC after its clock read, so whatever delays either sample, the rate
-// comes out low, never high.
-uint64_t jiffies_tsc_rate(uint64_t tsc, uint64_t ns)
-{
-	// Pairs with the release stores below: the base sample is visible.
-	int state = jiffies_tsc_state.load(std::memory_order_acquire);
-
-	if (likely(state == kTscReady))
-		return jiffies_tsc_per_ms.load(std::memory_order_relaxed);
-	if (state == kTscUnknown) {
-		if (!jiffies_tsc_state.compare_exchange_strong(state, kTscBusy,
-							       std::memory_order_acquire))
-			return 0;
-		if (!host_clocksource_is_tsc()) {
-			jiffies_tsc_state.store(kTscUnusable, std::memory_order_relaxed);
-			return 0;
-		}
-		jiffies_base_ns = ns;
-		jiffies_base_tsc = __builtin_ia32_rdtsc();
-		// Publishes the base sample (acquire above, in later callers).
-		jiffies_tsc_state.store(kTscSampled, std::memory_order_release);
-		return 0;
-	}
-	if (state != kTscSampled || ns < jiffies_base_ns + kJiffiesCalibrateNs ||
-	    tsc <= jiffies_base_tsc)
-		return 0;
-	unsigned __int128 cycles = tsc - jiffies_base_tsc;
-	uint64_t rate = static_cast<uint64_t>(cycles * NSEC_PER_MSEC / (ns - jiffies_base_ns));
-	// 1/128 below the measurement: more than NTP's slew of the clock and the
-	// TSC skew between CPUs over the 100 ms.
-	rate -= rate / 128;
-	jiffies_tsc_per_ms.store(rate, std::memory_order_relaxed);
-	jiffies_tsc_state.store(kTscReady, std::memory_order_release);
-	return rate;
+	return INITIAL_JIFFIES + (unsigned long)(ns / TICK_NSEC);
 }
 
 } // namespace
-#endif
 
-unsigned long jiffies_slow(void)
+// Set to the real value by the tick's constructor below; a reader that
+// runs before it (another static constructor) sees the boot value.
+alignas(64) constinit std::atomic<unsigned long> jiffies_host{ INITIAL_JIFFIES };
+
+unsigned long jiffies_update(u64 now_ns)
 {
-	if (clock_is_virtual())
-		return INITIAL_JIFFIES + (unsigned long)(clock_now_ns() / TICK_NSEC);
-#if defined(__x86_64__)
-	// Taken before the clock read: the clock's instant is no earlier.
-	uint64_t tsc = __builtin_ia32_rdtsc();
-#endif
-	uint64_t now = host_clock_ns();
-	unsigned long j = INITIAL_JIFFIES + (unsigned long)(now / TICK_NSEC);
-#if defined(__x86_64__)
-	uint64_t left = TICK_NSEC - now % TICK_NSEC;
-	uint64_t rate = jiffies_tsc_rate(tsc, now);
-	JiffiesCache &c = tls_jiffies;
+	unsigned long j = jiffies_at(now_ns);
+	unsigned long cur = jiffies_host.load(std::memory_order_relaxed);
 
-	// Valid until the boundary at the lowest rate the TSC can run at.
-	c.tsc_end = (rate && left > kJiffiesGuardNs)
-			    ? tsc + (left - kJiffiesGuardNs) * rate / NSEC_PER_MSEC
-			    : 0;
-	c.j = j;
-#endif
-	return j;
+	// Several ticks (the tick thread, each CPU's timer thread) race here:
+	// the largest value wins, so jiffies never goes back.
+	while (time_after(j, cur)) {
+		if (jiffies_host.compare_exchange_weak(cur, j, std::memory_order_relaxed))
+			return j;
+	}
+	return cur;
 }
+
+namespace
+{
+
+// The periodic tick: one store per jiffy, at the boundary.
+void *jiffies_tick_thread(void *)
+{
+	pthread_setname_np(pthread_self(), "uk-tick");
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	for (;;) {
+		unsigned long j = jiffies_update(host_clock_ns());
+		u64 next = __uk_jiffies_to_clock_ns(j + 1);
+		struct timespec ts = { .tv_sec = (time_t)(next / NSEC_PER_SEC),
+				       .tv_nsec = (long)(next % NSEC_PER_SEC) };
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+	}
+	return nullptr;
+}
+
+void jiffies_tick_start()
+{
+	jiffies_update(host_clock_ns());
+
+	// The tick takes no signals: they are for the program's threads.
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (pthread_create(&th, &attr, jiffies_tick_thread, nullptr) != 0) {
+		fprintf(stderr, "ukern: cannot start the jiffies tick thread\n");
+		abort();
+	}
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+struct JiffiesTick {
+	JiffiesTick()
+	{
+		jiffies_tick_start();
+		// A fork child has no tick thread until it starts its own.
+		pthread_atfork(nullptr, nullptr, jiffies_tick_start);
+	}
+} jiffies_tick;
+
+} // namespace
 
 } // namespace uk
 

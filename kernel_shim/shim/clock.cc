@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <uk/linux/interrupt.h>
+#include <uk/linux/jiffies.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/printk.h>
 #include <uk/linux/timekeeping.h>
@@ -110,6 +111,8 @@ void timer_thread(int cpu) {
       continue;
     }
     s64 now = static_cast<s64>(host_clock_ns());
+    // The tick's work first: timers due now see jiffies at `now`.
+    jiffies_update(static_cast<u64>(now));
     s64 next = KTIME_MAX;
     bool ran = false;
     s64 e;
@@ -200,6 +203,7 @@ void clock_use_virtual(uint64_t start_ns) {
 void clock_use_host() {
   std::lock_guard<std::mutex> g(advance_mutex);
   clock_virtual_active.store(false, std::memory_order_seq_cst);
+  jiffies_update(host_clock_ns());
   for (unsigned int c = 0; c < nr_cpu_ids; c++) {
     bool any = false;
     s64 e;

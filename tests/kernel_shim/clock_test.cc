@@ -2,6 +2,9 @@
 // Clocks, jiffies, ktime helpers and delays.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -77,6 +80,55 @@ TEST_F(ClockTest, JiffiesWrapAt32BitsAfterFiveMinutes) {
   EXPECT_EQ(static_cast<unsigned int>(after), 0u);
   EXPECT_TRUE(time_after(after, before));
   EXPECT_TRUE(time_after(static_cast<unsigned long>(0), ULONG_MAX - 1));
+}
+
+// On the host clock jiffies is a word the tick thread advances: it moves
+// with nobody calling into the clock, never runs ahead of the clock, and
+// never goes back.
+u64 HostJiffiesNow() {
+  return INITIAL_JIFFIES + uk::host_clock_ns() / TICK_NSEC;
+}
+
+TEST(HostJiffiesTest, TheTickAdvancesItAndItNeverRunsAhead) {
+  ASSERT_FALSE(uk::clock_is_virtual());
+  unsigned long j0 = jiffies;
+  EXPECT_FALSE(time_after(j0, static_cast<unsigned long>(HostJiffiesNow())));
+  ASSERT_TRUE(WaitFor([&] { return jiffies != j0; }, 5.0));
+  unsigned long j1 = jiffies;
+  EXPECT_TRUE(time_after(j1, j0));
+  EXPECT_FALSE(time_after(j1, static_cast<unsigned long>(HostJiffiesNow())));
+}
+
+TEST(HostJiffiesTest, UpdatesNeverMoveItBack) {
+  ASSERT_FALSE(uk::clock_is_virtual());
+  u64 now = uk::host_clock_ns();
+  unsigned long j = uk::jiffies_update(now);
+  // The tick may have stored a later clock reading already: never less.
+  EXPECT_FALSE(time_before(
+      j, static_cast<unsigned long>(INITIAL_JIFFIES + now / TICK_NSEC)));
+  // An update from an earlier clock reading (a slow timer thread) loses.
+  unsigned long r = uk::jiffies_update(now - 5 * TICK_NSEC);
+  EXPECT_FALSE(time_before(r, j));
+  EXPECT_FALSE(time_before(jiffies, j));
+}
+
+TEST(HostJiffiesTest, AForkChildHasItsOwnTick) {
+  ASSERT_FALSE(uk::clock_is_virtual());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    u64 deadline = uk::host_clock_ns() + 5 * NSEC_PER_SEC;
+    unsigned long j0 = jiffies;
+    while (jiffies == j0) {
+      if (uk::host_clock_ns() > deadline) _exit(1);
+      usleep(100);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(JiffiesTest, Conversions) {

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * jiffies (include/linux/jiffies.h). HZ is 250. There is no tick: jiffies
- * is computed from the active clock of <uk/shim/clock.h>,
- *   jiffies = INITIAL_JIFFIES + clock_now_ns() / TICK_NSEC,
- * so it follows the virtual clock in tests. As in the kernel, it starts
+ * jiffies (include/linux/jiffies.h). HZ is 250. As in the kernel, it starts
  * 5 minutes before the 32-bit wrap (INITIAL_JIFFIES).
  *
- * The kernel's jiffies is a plain load; a clock_gettime() is 20-30 ns. On
- * the host clock each thread keeps the last value it computed together
- * with the TSC count before which that value is certainly still current
- * (the next jiffy boundary, less a margin, at a frequency known to be no
- * higher than the TSC's), so a read is an rdtsc and a compare until the
- * jiffy ends. The result is the same number the clock would give.
+ * On the host clock jiffies is what the kernel's is: a global word that a
+ * tick advances, so reading it is one load. The tick is a thread that
+ * sleeps until each jiffy boundary of CLOCK_MONOTONIC and stores
+ *   INITIAL_JIFFIES + clock_now_ns() / TICK_NSEC,
+ * and the per-CPU timer threads do the same before they run expired timers
+ * (so a timer callback, and whoever it wakes, sees jiffies >= ->expires).
+ * Like the kernel's, the word may lag the clock by the tick's latency; it
+ * never runs ahead of it and never goes back.
+ *
+ * On the virtual clock jiffies is computed from the clock on every read,
+ * so a test that advances the clock sees jiffies move exactly with it.
  */
 #ifndef UK_LINUX_JIFFIES_H
 #define UK_LINUX_JIFFIES_H
 
+#include <atomic>
 #include <climits>
 
 #include <uk/linux/time64.h>
@@ -33,35 +36,25 @@
 namespace uk
 {
 
-/* This thread's last host-clock jiffies and the TSC count it is valid below. */
-struct JiffiesCache {
-	u64 tsc_end;
-	unsigned long j;
-};
+/* The host clock's jiffies: written by jiffies_update() only. */
+extern std::atomic<unsigned long> jiffies_host;
 
-extern constinit thread_local JiffiesCache tls_jiffies __attribute__((tls_model("initial-exec")));
-
-/* Reads the clock (and refills the cache when the TSC can vouch for it). */
-unsigned long jiffies_slow(void);
+/*
+ * do_timer(): advances jiffies_host to the jiffy of host clock time @now_ns
+ * (never backwards) and returns the new value.
+ */
+unsigned long jiffies_update(u64 now_ns);
 
 } // namespace uk
 
 static __always_inline unsigned long __uk_jiffies(void)
 {
-#if defined(__x86_64__)
-	if (likely(!::uk::clock_is_virtual())) {
-		const ::uk::JiffiesCache &c = ::uk::tls_jiffies;
-
-		if (likely(__builtin_ia32_rdtsc() < c.tsc_end))
-			return c.j;
-	}
-	return ::uk::jiffies_slow();
-#else
+	if (likely(!::uk::clock_is_virtual()))
+		return ::uk::jiffies_host.load(std::memory_order_relaxed);
 	return INITIAL_JIFFIES + (unsigned long)(::uk::clock_now_ns() / TICK_NSEC);
-#endif
 }
 
-/* Read-only: reads the clock. */
+/* Read-only. */
 #define jiffies (__uk_jiffies())
 #define jiffies_64 ((u64)__uk_jiffies())
 
