@@ -23,7 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-/* ---- jiffies on the host clock (see <uk/linux/jiffies.h>) ---- */
+/* ---- jiffies (see <uk/linux/jiffies.h>) ---- */
 
 namespace uk
 {
@@ -36,11 +36,31 @@ unsigned long jiffies_at(u64 ns)
 	return INITIAL_JIFFIES + (unsigned long)(ns / TICK_NSEC);
 }
 
+// Whether this process's tick thread runs, and whether it may be started.
+std::atomic<bool> tick_running{ false };
+std::atomic<bool> tick_starting{ false };
+#ifdef UK_TSAN
+// ThreadSanitizer kills a fork child that starts a thread.
+bool tick_may_start_in_child = false;
+#else
+bool tick_may_start_in_child = true;
+#endif
+
 } // namespace
 
-// Set to the real value by the tick's constructor below; a reader that
-// runs before it (another static constructor) sees the boot value.
+// Set to the real value before main() by the tick below; a reader in an
+// earlier static constructor computes it from the clock.
 alignas(64) constinit std::atomic<unsigned long> jiffies_host{ INITIAL_JIFFIES };
+constinit std::atomic<bool> jiffies_from_clock{ true };
+
+void jiffies_clock_changed(void)
+{
+	bool from_clock = clock_is_virtual() || !tick_running.load(std::memory_order_acquire);
+
+	if (!from_clock)
+		jiffies_update(host_clock_ns());
+	jiffies_from_clock.store(from_clock, std::memory_order_release);
+}
 
 unsigned long jiffies_update(u64 now_ns)
 {
@@ -77,7 +97,10 @@ void *jiffies_tick_thread(void *)
 
 void jiffies_tick_start()
 {
-	jiffies_update(host_clock_ns());
+	bool expected = false;
+
+	if (!tick_starting.compare_exchange_strong(expected, true))
+		return;
 
 	// The tick takes no signals: they are for the program's threads.
 	sigset_t all, old;
@@ -89,24 +112,45 @@ void jiffies_tick_start()
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&th, &attr, jiffies_tick_thread, nullptr) != 0) {
-		fprintf(stderr, "ukern: cannot start the jiffies tick thread\n");
-		abort();
-	}
+	bool ok = pthread_create(&th, &attr, jiffies_tick_thread, nullptr) == 0;
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	if (ok) {
+		tick_running.store(true, std::memory_order_release);
+		jiffies_clock_changed();
+	}
+	// Otherwise jiffies stays computed from the clock on every read.
+}
+
+// A fork child has no tick thread: jiffies is computed from the clock
+// until the first read starts the child's own tick (jiffies_slow()).
+void jiffies_atfork_child()
+{
+	tick_running.store(false, std::memory_order_relaxed);
+	tick_starting.store(false, std::memory_order_relaxed);
+	jiffies_from_clock.store(true, std::memory_order_relaxed);
 }
 
 struct JiffiesTick {
 	JiffiesTick()
 	{
 		jiffies_tick_start();
-		// A fork child has no tick thread until it starts its own.
-		pthread_atfork(nullptr, nullptr, jiffies_tick_start);
+		pthread_atfork(nullptr, nullptr, jiffies_atfork_child);
 	}
 } jiffies_tick;
 
 } // namespace
+
+unsigned long jiffies_slow(void)
+{
+	if (!clock_is_virtual()) {
+		if (!tick_running.load(std::memory_order_acquire) && tick_may_start_in_child)
+			jiffies_tick_start();
+		else if (tick_running.load(std::memory_order_acquire))
+			jiffies_clock_changed();
+	}
+	return jiffies_at(clock_now_ns());
+}
 
 } // namespace uk
 

@@ -194,6 +194,7 @@ void clock_use_virtual(uint64_t start_ns) {
   std::lock_guard<std::mutex> g(advance_mutex);
   clock_virtual_now.store(start_ns, std::memory_order_release);
   clock_virtual_active.store(true, std::memory_order_seq_cst);
+  jiffies_clock_changed();
   for (unsigned int c = 0; c < NR_CPUS; c++) {
     if (clock_cpus[c].thread_state.load(std::memory_order_acquire))
       kick_cpu(clock_cpus[c]);
@@ -203,7 +204,7 @@ void clock_use_virtual(uint64_t start_ns) {
 void clock_use_host() {
   std::lock_guard<std::mutex> g(advance_mutex);
   clock_virtual_active.store(false, std::memory_order_seq_cst);
-  jiffies_update(host_clock_ns());
+  jiffies_clock_changed();
   for (unsigned int c = 0; c < nr_cpu_ids; c++) {
     bool any = false;
     s64 e;

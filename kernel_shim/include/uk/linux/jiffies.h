@@ -13,7 +13,9 @@
  * never runs ahead of it and never goes back.
  *
  * On the virtual clock jiffies is computed from the clock on every read,
- * so a test that advances the clock sees jiffies move exactly with it.
+ * so a test that advances the clock sees jiffies move exactly with it. So
+ * it is in a fork child until its first read starts the child's tick, and
+ * wherever no tick thread could be started.
  */
 #ifndef UK_LINUX_JIFFIES_H
 #define UK_LINUX_JIFFIES_H
@@ -38,6 +40,13 @@ namespace uk
 
 /* The host clock's jiffies: written by jiffies_update() only. */
 extern std::atomic<unsigned long> jiffies_host;
+/* Read jiffies from the clock instead: the virtual clock, or no tick yet. */
+extern std::atomic<bool> jiffies_from_clock;
+
+/* jiffies from the clock (and the tick started where it is missing). */
+unsigned long jiffies_slow(void);
+/* Called when the clock changes between virtual and host. */
+void jiffies_clock_changed(void);
 
 /*
  * do_timer(): advances jiffies_host to the jiffy of host clock time @now_ns
@@ -49,9 +58,9 @@ unsigned long jiffies_update(u64 now_ns);
 
 static __always_inline unsigned long __uk_jiffies(void)
 {
-	if (likely(!::uk::clock_is_virtual()))
+	if (likely(!::uk::jiffies_from_clock.load(std::memory_order_relaxed)))
 		return ::uk::jiffies_host.load(std::memory_order_relaxed);
-	return INITIAL_JIFFIES + (unsigned long)(::uk::clock_now_ns() / TICK_NSEC);
+	return ::uk::jiffies_slow();
 }
 
 /* Read-only. */
