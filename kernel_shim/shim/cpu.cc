@@ -25,15 +25,15 @@ namespace uk {
 constinit thread_local ThreadCpu tls_cpu
     __attribute__((tls_model("initial-exec")));
 int host_to_vcpu[1024];
+constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 
 namespace {
 
+// Interrupt work raised while the CPU had interrupts (bottom halves) off;
+// cpu_state[cpu].has_pending says whether there is any.
 struct alignas(64) CpuSlot {
-  std::atomic<uint32_t> word{0};
-  // Interrupt work raised while the CPU had interrupts (bottom halves) off.
-  std::atomic<bool> has_pending{false};
   std::mutex pending_lock;
   std::vector<std::function<void()>> pending_hardirq;
   std::vector<std::function<void()>> pending_softirq;
@@ -61,7 +61,7 @@ struct CpuInit {
   }
 } cpu_init;
 
-bool try_take(CpuSlot &s, uint32_t bits) {
+bool try_take(CpuState &s, uint32_t bits) {
   uint32_t w = s.word.load(std::memory_order_relaxed);
   while (!(w & bits)) {
     if (s.word.compare_exchange_weak(w, w | bits, std::memory_order_acquire,
@@ -72,7 +72,7 @@ bool try_take(CpuSlot &s, uint32_t bits) {
 }
 
 // Waits until none of `bits` is set on `s`, then sets them.
-void take(CpuSlot &s, uint32_t bits) {
+void take(CpuState &s, uint32_t bits) {
   for (int spin = 0;; spin++) {
     if (try_take(s, bits)) return;
     if (spin < 200) {
@@ -89,28 +89,22 @@ void take(CpuSlot &s, uint32_t bits) {
   }
 }
 
-void give(CpuSlot &s, uint32_t bits) {
-  uint32_t old = s.word.fetch_and(~bits, std::memory_order_release);
-  if (old & kCpuWaiters) {
-    s.word.fetch_and(~kCpuWaiters, std::memory_order_relaxed);
-    futex_wake(&s.word);
-  }
-}
+void give(CpuState &s, uint32_t bits) { cpu_state_give(s, bits); }
 
 // Picks the CPU a task context takes: its pinned CPU, else the one it runs
 // on if free, else any free one (the scheduler would have put it there).
 int pick_and_take(ThreadCpu &t, uint32_t bits) {
   if (t.pinned >= 0) {
-    take(cpu_slots[t.pinned], bits);
+    take(cpu_state[t.pinned], bits);
     return t.pinned;
   }
   int first = host_vcpu();
-  if (try_take(cpu_slots[first], bits)) return first;
+  if (try_take(cpu_state[first], bits)) return first;
   for (unsigned int i = 1; i < nr_cpu_ids; i++) {
     int c = (first + i) % nr_cpu_ids;
-    if (try_take(cpu_slots[c], bits)) return c;
+    if (try_take(cpu_state[c], bits)) return c;
   }
-  take(cpu_slots[first], bits);
+  take(cpu_state[first], bits);
   return first;
 }
 
@@ -126,6 +120,11 @@ void set_nr_cpu_ids(unsigned int n) {
   // Counter adds index copies by host CPU: every host CPU must be a
   // possible CPU, or sums over the possible CPUs would miss some copies.
   rseq_counter_cpus = __rseq_size > 0 && host_cpu_count() <= n ? NR_CPUS : 0;
+}
+
+void cpu_wake_waiters(CpuState &s) {
+  s.word.fetch_and(~kCpuWaiters, std::memory_order_relaxed);
+  futex_wake(&s.word);
 }
 
 void pin_thread_to_cpu(int cpu) {
@@ -144,7 +143,7 @@ void cpu_acquire(uint32_t bits) {
   if (t.cpu < 0) {
     t.cpu = pick_and_take(t, want);
   } else {
-    take(cpu_slots[t.cpu], want);
+    take(cpu_state[t.cpu], want);
   }
   t.held |= want;
   // Consolidated RCU (v4.20+): a section with preemption, bottom halves or
@@ -161,9 +160,9 @@ void cpu_release(uint32_t bits) {
   int cpu = t.cpu;
   t.held &= ~drop;
   if (!t.held) t.cpu = -1;
-  give(cpu_slots[cpu], drop);
+  give(cpu_state[cpu], drop);
   if (!t.held) __rcu_read_unlock();  // the section cpu_acquire() began
-  if (cpu_slots[cpu].has_pending.load(std::memory_order_acquire) &&
+  if (cpu_state[cpu].has_pending.load(std::memory_order_acquire) &&
       !t.irqs_off && t.bh_depth == 0 && !t.in_irq_ctx)
     run_pending(cpu);
 }
@@ -176,7 +175,7 @@ void irq_restore_slow() {
   uint32_t drop = kCpuIrq;
   if (!t.in_irq_ctx && t.pdepth == 0 && t.bh_depth == 0) drop |= kCpuOwned;
   cpu_release(drop);
-  if (cpu >= 0 && cpu_slots[cpu].has_pending.load(std::memory_order_acquire) &&
+  if (cpu >= 0 && cpu_state[cpu].has_pending.load(std::memory_order_acquire) &&
       !t.in_irq_ctx && t.bh_depth == 0)
     run_pending(cpu);
 }
@@ -198,7 +197,7 @@ void local_bh_enable_slow() {
   if (!t.in_irq_ctx && t.pdepth == 0 && !t.irqs_off) drop |= kCpuOwned;
   cpu_release(drop);
   if (cpu >= 0 && !t.irqs_off && !t.in_irq_ctx &&
-      cpu_slots[cpu].has_pending.load(std::memory_order_acquire))
+      cpu_state[cpu].has_pending.load(std::memory_order_acquire))
     run_pending(cpu);
 }
 
@@ -214,7 +213,7 @@ namespace {
 void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
   ThreadCpu &t = tls_cpu;
   ThreadCpu saved = t;
-  CpuSlot &s = cpu_slots[cpu];
+  CpuState &s = cpu_state[cpu];
   take(s, bit);
   t.cpu = cpu;
   t.held = bit;
@@ -254,7 +253,7 @@ void queue_pending(int cpu, bool hard, const std::function<void()> &fn) {
   CpuSlot &s = cpu_slots[cpu];
   std::lock_guard<std::mutex> g(s.pending_lock);
   (hard ? s.pending_hardirq : s.pending_softirq).push_back(fn);
-  s.has_pending.store(true, std::memory_order_release);
+  cpu_state[cpu].has_pending.store(true, std::memory_order_release);
 }
 
 void run_pending(int cpu) {
@@ -265,7 +264,7 @@ void run_pending(int cpu) {
       std::lock_guard<std::mutex> g(s.pending_lock);
       hard.swap(s.pending_hardirq);
       soft.swap(s.pending_softirq);
-      s.has_pending.store(false, std::memory_order_relaxed);
+      cpu_state[cpu].has_pending.store(false, std::memory_order_relaxed);
     }
     if (hard.empty() && soft.empty()) return;
     for (auto &fn : hard) run_irq_ctx(cpu, kCpuIrq, fn);
@@ -274,6 +273,8 @@ void run_pending(int cpu) {
 }
 
 }  // namespace
+
+void cpu_run_pending(int cpu) { run_pending(cpu); }
 
 void run_in_hardirq(int cpu, const std::function<void()> &fn) {
   ThreadCpu &t = tls_cpu;

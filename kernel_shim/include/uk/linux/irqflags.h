@@ -20,7 +20,7 @@ static __always_inline void local_irq_disable(void)
 	::uk::ThreadCpu &t = ::uk::tls_cpu;
 
 	if (!t.irqs_off) {
-		::uk::cpu_acquire(::uk::kCpuIrq | (t.in_irq_ctx ? 0 : ::uk::kCpuOwned));
+		__uk_cpu_acquire(t, ::uk::kCpuIrq | (t.in_irq_ctx ? 0 : ::uk::kCpuOwned));
 		t.irqs_off = true;
 	}
 	barrier();
@@ -28,9 +28,19 @@ static __always_inline void local_irq_disable(void)
 
 static __always_inline void local_irq_enable(void)
 {
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
 	barrier();
-	if (::uk::tls_cpu.irqs_off)
-		::uk::irq_restore_slow();
+	if (t.irqs_off) {
+		/* Common case: a task section that only had interrupts off. */
+		if (likely(t.held == (::uk::kCpuIrq | ::uk::kCpuOwned) &&
+			   (t.pdepth | t.bh_depth) == 0)) {
+			t.irqs_off = false;
+			__uk_cpu_release_all(t);
+		} else {
+			::uk::irq_restore_slow();
+		}
+	}
 }
 
 #define local_irq_save(flags)                             \

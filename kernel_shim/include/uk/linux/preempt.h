@@ -7,6 +7,7 @@
 #define UK_LINUX_PREEMPT_H
 
 #include <uk/linux/barrier.h>
+#include <uk/linux/rcu_reader.h>
 #include <uk/shim/cpu.h>
 
 #define PREEMPT_BITS 8
@@ -58,6 +59,54 @@ static __always_inline int preempt_count(void)
 #define in_atomic() (preempt_count() != 0)
 #define preemptible() (preempt_count() == 0 && !irqs_disabled())
 
+namespace uk
+{
+void cpu_run_pending(int cpu);
+} // namespace uk
+
+/*
+ * Taking a CPU, the common case inline: a task that holds none takes @bits
+ * on the CPU it runs on when nobody holds anything there. A pinned task, a
+ * busy CPU or a test's scheduling hook go through cpu_acquire().
+ */
+static __always_inline void __uk_cpu_acquire(::uk::ThreadCpu &t, uint32_t bits)
+{
+	if (likely(t.held == 0 && t.pinned < 0 && !::uk::sched_hook)) {
+		int cpu = ::uk::host_vcpu();
+		uint32_t free_word = 0;
+
+		if (likely(::uk::cpu_state[cpu].word.compare_exchange_strong(
+			    free_word, bits, std::memory_order_acquire,
+			    std::memory_order_relaxed))) {
+			t.cpu = cpu;
+			t.held = bits;
+			/* The section is an RCU reader (see cpu_acquire()). */
+			__rcu_read_lock();
+			return;
+		}
+	}
+	::uk::cpu_acquire(bits);
+}
+
+/*
+ * Letting the CPU go when the task drops everything it holds there (task
+ * context, preemption, bottom halves and interrupts all enabled again):
+ * cpu_release() without its case analysis. Interrupt work that waited for
+ * the CPU runs now.
+ */
+static __always_inline void __uk_cpu_release_all(::uk::ThreadCpu &t)
+{
+	int cpu = t.cpu;
+	uint32_t bits = t.held;
+
+	t.held = 0;
+	t.cpu = -1;
+	::uk::cpu_state_give(::uk::cpu_state[cpu], bits);
+	__rcu_read_unlock();
+	if (unlikely(::uk::cpu_state[cpu].has_pending.load(std::memory_order_acquire)))
+		::uk::cpu_run_pending(cpu);
+}
+
 /*
  * preempt_disable(): the task keeps its virtual CPU, exclusively, until the
  * matching preempt_enable(). Interrupt work for the CPU may still run.
@@ -68,11 +117,17 @@ static __always_inline void preempt_disable(void)
 
 	t.preempt_count = __uk_gpr(t.preempt_count + 1);
 	if (t.pdepth++ == 0 && !(t.held & ::uk::kCpuOwned) && !t.in_irq_ctx)
-		::uk::cpu_acquire(::uk::kCpuOwned);
+		__uk_cpu_acquire(t, ::uk::kCpuOwned);
 	barrier();
 }
 
-static __always_inline void preempt_enable(void)
+/*
+ * preempt_enable() in two halves: the count, then letting the CPU go when
+ * nothing else holds it. The spinlock unlock paths that also restore
+ * interrupts put the restore between the halves, so that it lets the whole
+ * CPU go at once instead of the interrupt bit and then the CPU separately.
+ */
+static __always_inline void __uk_preempt_count_dec(void)
 {
 	::uk::ThreadCpu &t = ::uk::tls_cpu;
 
@@ -80,9 +135,22 @@ static __always_inline void preempt_enable(void)
 	if (unlikely(t.pdepth == 0))
 		::uk::preempt_underflow("preempt_enable");
 	t.preempt_count = __uk_gpr(t.preempt_count - 1);
-	if (--t.pdepth == 0 && t.held == ::uk::kCpuOwned && t.bh_depth == 0 && !t.irqs_off &&
+	t.pdepth = __uk_gpr(t.pdepth - 1);
+}
+
+static __always_inline void __uk_preempt_release(void)
+{
+	::uk::ThreadCpu &t = ::uk::tls_cpu;
+
+	if (t.pdepth == 0 && t.held == ::uk::kCpuOwned && t.bh_depth == 0 && !t.irqs_off &&
 	    !t.in_irq_ctx)
-		::uk::cpu_release(::uk::kCpuOwned);
+		__uk_cpu_release_all(t);
+}
+
+static __always_inline void preempt_enable(void)
+{
+	__uk_preempt_count_dec();
+	__uk_preempt_release();
 }
 
 #define preempt_enable_no_resched() preempt_enable()

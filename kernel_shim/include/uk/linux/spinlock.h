@@ -106,8 +106,9 @@ static __always_inline void raw_spin_lock_irq(raw_spinlock_t *lock)
 static __always_inline void raw_spin_unlock_irq(raw_spinlock_t *lock)
 {
 	do_raw_spin_unlock(lock);
+	__uk_preempt_count_dec();
 	local_irq_enable();
-	preempt_enable();
+	__uk_preempt_release();
 }
 
 static __always_inline void raw_spin_lock_bh(raw_spinlock_t *lock)
@@ -139,8 +140,9 @@ static __always_inline bool raw_spin_is_locked(raw_spinlock_t *lock)
 #define raw_spin_unlock_irqrestore(lock, flags) \
 	do {                                    \
 		do_raw_spin_unlock(lock);       \
+		__uk_preempt_count_dec();       \
 		local_irq_restore(flags);       \
-		preempt_enable();               \
+		__uk_preempt_release();         \
 	} while (0)
 
 #define raw_spin_trylock_irqsave(lock, flags)     \

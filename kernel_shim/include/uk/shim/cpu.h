@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <sys/rseq.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 
@@ -59,6 +60,27 @@ struct ThreadCpu {
 
 extern constinit thread_local ThreadCpu tls_cpu
     __attribute__((tls_model("initial-exec")));
+
+// One per virtual CPU: the state word (kCpu* bits) and whether interrupt
+// work waits for the CPU to unmask it.
+struct alignas(64) CpuState {
+  std::atomic<uint32_t> word{0};
+  std::atomic<bool> has_pending{false};
+};
+
+extern constinit CpuState cpu_state[NR_CPUS];
+
+void cpu_wake_waiters(CpuState &s);
+
+// Drops `bits` from the CPU's word and wakes anybody asleep on it. The AND
+// and a waiter's CAS that sets kCpuWaiters are RMWs of one word: if the CAS
+// came first the load below sees kCpuWaiters; if it came later it failed,
+// because it expected some of `bits` still set, and the waiter retries.
+inline void cpu_state_give(CpuState &s, uint32_t bits) {
+  s.word.fetch_and(~bits, std::memory_order_release);
+  if (unlikely(s.word.load(std::memory_order_relaxed) & kCpuWaiters))
+    cpu_wake_waiters(s);
+}
 
 // Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids().
 extern int host_to_vcpu[1024];
