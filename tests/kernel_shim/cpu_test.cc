@@ -199,4 +199,64 @@ TEST_F(CpuTest, SoftirqRaisedInHardirqWaitsForBhEnable) {
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
+// Unpinned tasks take the CPU they run on through the inline fast path
+// (and the slow one when it is busy). Whatever the section (interrupts
+// off, preemption off, a spinlock with interrupts off), a CPU has one owner
+// at a time; tasks that found it busy and slept are woken; interrupt work
+// never runs inside a section that has that CPU's interrupts off.
+TEST_F(CpuTest, UnpinnedSectionsAreExclusiveAndWakeSleepers) {
+  const int nthreads = 2 * static_cast<int>(nr_cpu_ids) + 2;
+  const int iters = 2000;
+  std::atomic<int> owners[NR_CPUS] = {};
+  std::atomic<int> irqs_off_on[NR_CPUS] = {};
+  std::atomic<int> shared_owner{0}, irq_in_irqs_off{0}, irq_runs{0};
+  std::atomic<int> running{nthreads};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < nthreads; t++) {
+    ts.emplace_back([&, t] {
+      DEFINE_SPINLOCK(own_lock);  // this thread's: no lock contention
+      for (int i = 0; i < iters; i++) {
+        const int kind = (i + t) % 3;
+        unsigned long flags = 0;
+        if (kind == 0)
+          local_irq_save(flags);
+        else if (kind == 1)
+          preempt_disable();
+        else
+          spin_lock_irqsave(&own_lock, flags);
+        const int c = smp_processor_id();
+        if (owners[c].fetch_add(1) != 0) shared_owner++;
+        if (kind != 1) irqs_off_on[c]++;
+        // Now and then stay long enough for others to find the CPU busy
+        // and go to sleep on it.
+        if (i % 64 == t % 64) sched_yield();
+        if (kind != 1) irqs_off_on[c]--;
+        owners[c].fetch_sub(1);
+        if (kind == 0)
+          local_irq_restore(flags);
+        else if (kind == 1)
+          preempt_enable();
+        else
+          spin_unlock_irqrestore(&own_lock, flags);
+        ASSERT_EQ(preempt_count(), 0);
+        ASSERT_FALSE(irqs_disabled());
+      }
+      running--;
+    });
+  }
+  // Interrupts for every CPU meanwhile, from a thread that owns none.
+  while (running.load() > 0) {
+    for (int c = 0; c < static_cast<int>(nr_cpu_ids); c++) {
+      uk::run_in_hardirq(c, [&, c] {
+        if (irqs_off_on[c].load() != 0) irq_in_irqs_off++;
+        irq_runs++;
+      });
+    }
+  }
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(shared_owner.load(), 0);
+  EXPECT_EQ(irq_in_irqs_off.load(), 0);
+  EXPECT_GT(irq_runs.load(), 0);
+}
+
 }  // namespace
