@@ -218,12 +218,15 @@ TEST_F(CpuTest, UnpinnedSectionsAreExclusiveAndWakeSleepers) {
       for (int i = 0; i < iters; i++) {
         const int kind = (i + t) % 3;
         unsigned long flags = 0;
-        if (kind == 0)
-          local_irq_save(flags);
-        else if (kind == 1)
-          preempt_disable();
-        else
-          spin_lock_irqsave(&own_lock, flags);
+        // 0: local_irq_save, 1: preempt_disable, 2: spin_lock_irqsave.
+        auto section = [&](bool enter) {
+          if (kind == 1) return enter ? preempt_disable() : preempt_enable();
+          if (kind == 0 && enter) local_irq_save(flags);
+          if (kind == 0 && !enter) local_irq_restore(flags);
+          if (kind == 2 && enter) spin_lock_irqsave(&own_lock, flags);
+          if (kind == 2 && !enter) spin_unlock_irqrestore(&own_lock, flags);
+        };
+        section(true);
         const int c = smp_processor_id();
         if (owners[c].fetch_add(1) != 0) shared_owner++;
         if (kind != 1) irqs_off_on[c]++;
@@ -232,12 +235,7 @@ TEST_F(CpuTest, UnpinnedSectionsAreExclusiveAndWakeSleepers) {
         if (i % 64 == t % 64) sched_yield();
         if (kind != 1) irqs_off_on[c]--;
         owners[c].fetch_sub(1);
-        if (kind == 0)
-          local_irq_restore(flags);
-        else if (kind == 1)
-          preempt_enable();
-        else
-          spin_unlock_irqrestore(&own_lock, flags);
+        section(false);
         ASSERT_EQ(preempt_count(), 0);
         ASSERT_FALSE(irqs_disabled());
       }
