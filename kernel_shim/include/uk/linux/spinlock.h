@@ -180,7 +180,7 @@ static inline int spin_trylock_bh(spinlock_t *l)
 }
 
 /* rwlock_t: readers share, a writer excludes; writers do not starve. */
-typedef struct {
+typedef struct rwlock {
 	std::atomic<uint32_t> cnts{ 0 }; /* readers << 1 | writer bit */
 } rwlock_t;
 
