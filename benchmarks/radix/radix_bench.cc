@@ -198,7 +198,10 @@ void RegisterRadix() {
       {1024, small_steps},
       {uk::bench::full ? 128UL << 20 : 1UL << 20, kernel_steps},
   };
-  for (auto &[size, steps] : configs) {
+  for (const auto &config : configs) {
+    // Named copies: clang 14 cannot capture structured bindings.
+    const unsigned long size = config.first;
+    const std::vector<unsigned long> &steps = config.second;
     for (unsigned long step : steps) {
       auto name = [&](const char *mode, Engine e) {
         return "radix/" + std::string(mode) + "/" + kEngineName[e] +

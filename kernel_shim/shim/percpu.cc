@@ -143,8 +143,9 @@ class PercpuAllocator {
   std::mutex mu_;
   size_t top_;
   const size_t limit_;
-  const bool scan_;  // register the used part with LeakSanitizer
-  size_t scanned_;   // end of the part registered so far
+  // Used under ASan only.
+  [[maybe_unused]] const bool scan_;  // register the used part with LSan
+  [[maybe_unused]] size_t scanned_;   // end of the part registered so far
   size_t in_use_ = 0;
   std::map<size_t, std::vector<size_t>> free_;
   std::unordered_map<size_t, size_t> sizes_;

@@ -349,7 +349,7 @@ TEST_F(BlkMqTagTest, StressSleepingAllocation) {
   std::atomic<int> dup{0}, done{0}, bad{0};
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < nthreads; t++) {
-    ts.emplace_back([&, t] {
+    ts.emplace_back([&] {
       for (int i = 0; i < iters; i++) {
         blk_mq_req_flags_t fl = (i % 7 == 0) ? BLK_MQ_REQ_RESERVED : 0;
         struct blk_mq_alloc_data d = {};

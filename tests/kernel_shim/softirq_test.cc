@@ -237,7 +237,6 @@ TEST(SoftirqThreadsTest, ConcurrentRaisesAllRun) {
   open_softirq(NET_TX_SOFTIRQ, [] { runs++; });
   const unsigned n = uk::testing::StressThreads();
   std::vector<std::thread> ts;
-  std::atomic<bool> stop{false};
   for (unsigned i = 0; i < n; i++) {
     ts.emplace_back([&] {
       for (int it = 0; it < 500; it++) {

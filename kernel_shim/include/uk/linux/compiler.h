@@ -107,10 +107,17 @@ struct any_ptr {
 	}
 };
 
+/*
+ * READ_ONCE()/WRITE_ONCE() as one atomic access: for sizes the hardware
+ * moves in one go, and only when aligned to that size (an under-aligned
+ * 8-byte struct would not be one access, and clang's -Watomic-alignment
+ * says so). Anything else goes through memcpy() between compiler barriers.
+ */
 template <typename T>
 inline constexpr bool kOnceScalar = std::is_trivially_copyable_v<T> &&
 				    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
-				     sizeof(T) == 8);
+				     sizeof(T) == 8) &&
+				    alignof(T) >= sizeof(T);
 
 template <typename T> __always_inline T read_once(const T &x)
 {

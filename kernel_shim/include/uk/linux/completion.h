@@ -16,7 +16,7 @@ struct completion {
 };
 
 /* clang-format off */
-#define COMPLETION_INITIALIZER(work) { 0, __WAIT_QUEUE_HEAD_INITIALIZER((work).wait) }
+#define COMPLETION_INITIALIZER(work) { 0, __WAIT_QUEUE_HEAD_INITIALIZER((&(work))->wait) }
 /* clang-format on */
 #define COMPLETION_INITIALIZER_ONSTACK(work) \
 	(*({                                 \

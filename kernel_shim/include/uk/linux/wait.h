@@ -50,7 +50,7 @@ void __init_waitqueue_head(struct wait_queue_head *wq_head, const char *name,
 
 /* A statically initialised head: the list points at itself. */
 /* clang-format off */
-#define __WAIT_QUEUE_HEAD_INITIALIZER(name) { .lock = {}, .head = { &(name).head, &(name).head } }
+#define __WAIT_QUEUE_HEAD_INITIALIZER(name) { .lock = {}, .head = { &(&(name))->head, &(&(name))->head } }
 /* clang-format on */
 #define DECLARE_WAIT_QUEUE_HEAD(name) \
 	struct wait_queue_head name = __WAIT_QUEUE_HEAD_INITIALIZER(name)
