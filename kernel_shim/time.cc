@@ -22,6 +22,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <new>
 
 /* ---- jiffies (see <uk/linux/jiffies.h>) ---- */
 
@@ -53,8 +55,18 @@ bool tick_may_start_in_child = true;
 alignas(64) constinit std::atomic<unsigned long> jiffies_host{ INITIAL_JIFFIES };
 constinit std::atomic<bool> jiffies_from_clock{ true };
 
+namespace
+{
+
+// Serialises jiffies_clock_changed(): its store must follow the last change
+// of the state it reads, whichever thread made that change.
+std::mutex jiffies_mode_lock;
+
+} // namespace
+
 void jiffies_clock_changed(void)
 {
+	std::lock_guard<std::mutex> g(jiffies_mode_lock);
 	bool from_clock = clock_is_virtual() || !tick_running.load(std::memory_order_acquire);
 
 	if (!from_clock)
@@ -126,6 +138,8 @@ void jiffies_tick_start()
 // until the first read starts the child's own tick (jiffies_slow()).
 void jiffies_atfork_child()
 {
+	// Another thread may have held the lock at fork().
+	new (&jiffies_mode_lock) std::mutex;
 	tick_running.store(false, std::memory_order_relaxed);
 	tick_starting.store(false, std::memory_order_relaxed);
 	jiffies_from_clock.store(true, std::memory_order_relaxed);
