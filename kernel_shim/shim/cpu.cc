@@ -89,8 +89,6 @@ void take(CpuState &s, uint32_t bits) {
   }
 }
 
-void give(CpuState &s, uint32_t bits) { cpu_state_give(s, bits); }
-
 // Picks the CPU a task context takes: its pinned CPU, else the one it runs
 // on if free, else any free one (the scheduler would have put it there).
 int pick_and_take(ThreadCpu &t, uint32_t bits) {
@@ -160,7 +158,7 @@ void cpu_release(uint32_t bits) {
   int cpu = t.cpu;
   t.held &= ~drop;
   if (!t.held) t.cpu = -1;
-  give(cpu_state[cpu], drop);
+  cpu_state_give(cpu_state[cpu], drop);
   if (!t.held) __rcu_read_unlock();  // the section cpu_acquire() began
   if (cpu_state[cpu].has_pending.load(std::memory_order_acquire) &&
       !t.irqs_off && t.bh_depth == 0 && !t.in_irq_ctx)
@@ -240,7 +238,7 @@ void run_irq_ctx(int cpu, uint32_t bit, const std::function<void()> &fn) {
     WARN(1,
          "ukern: interrupt handler on CPU %d returned with unbalanced state\n",
          cpu);
-  give(s, t.held);
+  cpu_state_give(s, t.held);
   t = saved;
   // irq_exit(): work this handler raised for the CPU (a softirq, say) runs
   // now, unless the context we return to masks it.
