@@ -158,10 +158,10 @@ struct JiffiesTick {
 unsigned long jiffies_slow(void)
 {
 	if (!clock_is_virtual()) {
-		if (!tick_running.load(std::memory_order_acquire) && tick_may_start_in_child)
+		if (tick_running.load(std::memory_order_acquire))
+			jiffies_clock_changed(); /* back to the tick's word */
+		else if (tick_may_start_in_child)
 			jiffies_tick_start();
-		else if (tick_running.load(std::memory_order_acquire))
-			jiffies_clock_changed();
 	}
 	return jiffies_at(clock_now_ns());
 }

@@ -13,9 +13,9 @@
  * never runs ahead of it and never goes back.
  *
  * On the virtual clock jiffies is computed from the clock on every read,
- * so a test that advances the clock sees jiffies move exactly with it. So
- * it is in a fork child until its first read starts the child's tick, and
- * wherever no tick thread could be started.
+ * so a test that advances the clock sees jiffies move exactly with it. It
+ * is also computed on every read in a fork child until the child's first
+ * read starts its own tick, and wherever no tick thread could be started.
  */
 #ifndef UK_LINUX_JIFFIES_H
 #define UK_LINUX_JIFFIES_H
