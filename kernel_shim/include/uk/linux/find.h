@@ -15,13 +15,18 @@ unsigned long _find_first_zero_bit(const unsigned long *addr, unsigned long size
 unsigned long _find_last_bit(const unsigned long *addr, unsigned long size);
 
 #define __UK_SMALL_CONST(n) (__builtin_constant_p(n) && (n) <= BITS_PER_LONG && (n) > 0)
+/*
+ * A size of one word or less, known only at run time: the shim answers inline
+ * too (one compare more for big bitmaps, no call for sbitmap's words).
+ */
+#define __UK_ONE_WORD(n) (__UK_SMALL_CONST(n) || ((n)-1UL < BITS_PER_LONG))
 #define __UK_GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (BITS_PER_LONG - 1 - (h))))
 
 /* The next set bit at or after @offset, or @size if there is none. */
 static inline unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
 					  unsigned long offset)
 {
-	if (__UK_SMALL_CONST(size)) {
+	if (__UK_ONE_WORD(size)) {
 		unsigned long val;
 
 		if (unlikely(offset >= size))
@@ -35,7 +40,7 @@ static inline unsigned long find_next_bit(const unsigned long *addr, unsigned lo
 static inline unsigned long find_next_zero_bit(const unsigned long *addr, unsigned long size,
 					       unsigned long offset)
 {
-	if (__UK_SMALL_CONST(size)) {
+	if (__UK_ONE_WORD(size)) {
 		unsigned long val;
 
 		if (unlikely(offset >= size))
