@@ -29,6 +29,12 @@ constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 
+int host_vcpu_slow(int rseq_cpu_id) {
+  int h = rseq_cpu_id >= 0 ? rseq_cpu_id : sched_getcpu();
+  if (static_cast<unsigned int>(h) < nr_cpu_ids) return h;
+  return h >= 0 && h < 1024 ? host_to_vcpu[h] : 0;
+}
+
 namespace {
 
 // Interrupt work raised while the CPU had interrupts (bottom halves) off;

@@ -97,11 +97,18 @@ inline int host_cpu() {
   return likely(h >= 0) ? h : sched_getcpu();
 }
 
+// host_vcpu() when the rseq cpu_id is not below nr_cpu_ids: a bigger host
+// CPU number, or no rseq (negative).
+int host_vcpu_slow(int rseq_cpu_id);
+
 inline int host_vcpu() {
-  int h = host_cpu();
-  // host_to_vcpu[] is the identity below nr_cpu_ids: no table load there.
+  const struct rseq *rs = reinterpret_cast<const struct rseq *>(
+      static_cast<const char *>(__builtin_thread_pointer()) + __rseq_offset);
+  int h = static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+  // host_to_vcpu[] is the identity below nr_cpu_ids, and a negative cpu_id
+  // (no rseq) is above it as unsigned: one compare for the common case.
   if (likely(static_cast<unsigned int>(h) < nr_cpu_ids)) return h;
-  return likely(h >= 0 && h < 1024) ? host_to_vcpu[h] : 0;
+  return host_vcpu_slow(h);
 }
 
 inline int current_cpu() {
