@@ -318,8 +318,12 @@ static unsigned int __map_depth_with_shallow(const struct sbitmap *sb, int index
 	return (unsigned int)shallow_word_depth;
 }
 
-static int sbitmap_find_bit(struct sbitmap *sb, unsigned int shallow_depth, unsigned int index,
-			    unsigned int alloc_hint, bool wrap)
+/*
+ * Inlined into both callers: with __sbitmap_get()'s constant shallow depth
+ * the per-word depth needs no division on the common path.
+ */
+static __always_inline int sbitmap_find_bit(struct sbitmap *sb, unsigned int shallow_depth,
+					    unsigned int index, unsigned int alloc_hint, bool wrap)
 {
 	unsigned int i;
 	int nr = -1;
