@@ -29,8 +29,17 @@ constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 
-int host_vcpu_slow(int rseq_cpu_id) {
-  int h = rseq_cpu_id >= 0 ? rseq_cpu_id : sched_getcpu();
+long rseq_cpu_id_offset = 0;
+
+namespace {
+// Before any other constructor of the image: they may take CPUs already.
+__attribute__((constructor(101))) void init_rseq_cpu_id_offset() {
+  rseq_cpu_id_offset = __rseq_offset + offsetof(struct rseq, cpu_id);
+}
+}  // namespace
+
+int host_vcpu_slow() {
+  int h = host_cpu();
   if (static_cast<unsigned int>(h) < nr_cpu_ids) return h;
   return h >= 0 && h < 1024 ? host_to_vcpu[h] : 0;
 }

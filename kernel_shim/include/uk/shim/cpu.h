@@ -98,17 +98,32 @@ inline int host_cpu() {
 }
 
 // host_vcpu() when the rseq cpu_id is not below nr_cpu_ids: a bigger host
-// CPU number, or no rseq (negative).
-int host_vcpu_slow(int rseq_cpu_id);
+// CPU number, or no rseq (negative). It re-reads the id through glibc's own
+// __rseq_offset, so it is right even before rseq_cpu_id_offset is set.
+int host_vcpu_slow();
+
+// glibc's __rseq_offset + offsetof(struct rseq, cpu_id), copied into our
+// image at start-up. Reading __rseq_offset goes through the GOT: one
+// dependent load more on every this_cpu_*() and smp_processor_id().
+// Before the copy it is 0, and %fs:0 holds the TCB's self pointer, whose
+// high half (a user address >> 32) is far above nr_cpu_ids: the slow path.
+extern long rseq_cpu_id_offset;
 
 inline int host_vcpu() {
+  int h;
+#if defined(__x86_64__)
+  // The rseq area at a fixed offset from the thread pointer, read through
+  // %fs as the kernel reads cpu_number through %gs.
+  asm volatile("movl %%fs:(%1), %0" : "=r"(h) : "r"(rseq_cpu_id_offset));
+#else
   const struct rseq *rs = reinterpret_cast<const struct rseq *>(
       static_cast<const char *>(__builtin_thread_pointer()) + __rseq_offset);
-  int h = static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+  h = static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+#endif
   // host_to_vcpu[] is the identity below nr_cpu_ids, and a negative cpu_id
   // (no rseq) is above it as unsigned: one compare for the common case.
   if (likely(static_cast<unsigned int>(h) < nr_cpu_ids)) return h;
-  return host_vcpu_slow(h);
+  return host_vcpu_slow();
 }
 
 inline int current_cpu() {
