@@ -206,8 +206,8 @@ void sbitmap_resize(struct sbitmap *sb, unsigned int depth)
  * search goes round to bit 0 once. A lost race moves the start past the
  * contended bit (wrapping to 0 at depth - 1, like the hints do).
  */
-static int __sbitmap_get_word(unsigned long *word, unsigned long depth, unsigned int hint,
-			      bool wrap)
+static __always_inline int __sbitmap_get_word(unsigned long *word, unsigned long depth,
+					      unsigned int hint, bool wrap)
 {
 	int nr;
 
@@ -239,8 +239,8 @@ static int __sbitmap_get_word(unsigned long *word, unsigned long depth, unsigned
 	return nr;
 }
 
-static int sbitmap_find_bit_in_word(struct sbitmap_word *map, unsigned int depth,
-				    unsigned int alloc_hint, bool wrap)
+static __always_inline int sbitmap_find_bit_in_word(struct sbitmap_word *map, unsigned int depth,
+						    unsigned int alloc_hint, bool wrap)
 {
 	int nr;
 
@@ -319,8 +319,9 @@ static unsigned int __map_depth_with_shallow(const struct sbitmap *sb, int index
 }
 
 /*
- * Inlined into both callers: with __sbitmap_get()'s constant shallow depth
- * the per-word depth needs no division on the common path.
+ * Inlined into both callers, with the word search below it: with
+ * __sbitmap_get()'s constant shallow depth the per-word depth needs no
+ * division, and the common path (first word, first try) has no call.
  */
 static __always_inline int sbitmap_find_bit(struct sbitmap *sb, unsigned int shallow_depth,
 					    unsigned int index, unsigned int alloc_hint, bool wrap)
