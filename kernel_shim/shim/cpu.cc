@@ -29,7 +29,7 @@ constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 
-long rseq_cpu_id_offset = 0;
+long rseq_cpu_id_offset = 4;  // see cpu.h
 
 namespace {
 // Before any other constructor of the image: they may take CPUs already.

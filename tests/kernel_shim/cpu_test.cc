@@ -10,6 +10,7 @@
 #include <uk/linux/percpu.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/spinlock.h>
+#include <uk/shim/cpu.h>
 
 #include "testmain.h"
 
@@ -26,6 +27,26 @@ TEST_F(CpuTest, ProcessorIdInRange) {
     EXPECT_GE(c, 0);
     EXPECT_LT(c, static_cast<int>(nr_cpu_ids));
   }
+}
+
+// The host CPU comes from the rseq area through the offset cached at start-up:
+// it must be glibc's, and the id must be the CPU the thread runs on. A
+// migration between the two reads can make them differ, so a few tries are
+// allowed; a wrong offset would never match.
+TEST_F(CpuTest, HostCpuReadsTheRseqCpuId) {
+  if (__rseq_size == 0) GTEST_SKIP() << "glibc registered no rseq area";
+  EXPECT_EQ(uk::rseq_cpu_id_offset,
+            static_cast<long>(__rseq_offset + offsetof(struct rseq, cpu_id)));
+  bool matched = false;
+  for (int i = 0; i < 1000 && !matched; i++) {
+    int want = sched_getcpu();
+    int got = uk::host_cpu();
+    int got_v = uk::host_vcpu();
+    matched = got == want && got_v == (want < static_cast<int>(nr_cpu_ids)
+                                           ? want
+                                           : uk::host_to_vcpu[want]);
+  }
+  EXPECT_TRUE(matched);
 }
 
 TEST_F(CpuTest, PinnedThreadReportsItsCpu) {

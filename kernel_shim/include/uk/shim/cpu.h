@@ -105,8 +105,11 @@ int host_vcpu_slow();
 // glibc's __rseq_offset + offsetof(struct rseq, cpu_id), copied into our
 // image at start-up. Reading __rseq_offset goes through the GOT: one
 // dependent load more on every this_cpu_*() and smp_processor_id().
-// Before the copy it is 0, and %fs:0 holds the TCB's self pointer, whose
-// high half (a user address >> 32) is far above nr_cpu_ids: the slow path.
+// Before the copy it is 4: %fs:0 holds the TCB's self pointer, so the load
+// reads that pointer's high half (a user address >> 32), which is above
+// nr_cpu_ids for PIE and mmap addresses and sends the caller to the slow
+// path. Where it is not (a non-PIE heap), the id is a wrong but valid CPU,
+// which a preemptible caller cannot tell from a migration.
 extern long rseq_cpu_id_offset;
 
 inline int host_vcpu() {
