@@ -90,10 +90,14 @@ extern int host_to_vcpu[1024];
 // is one load (0.3 ns) where sched_getcpu() goes through the vDSO (4 ns);
 // without rseq (registration failed or disabled) cpu_id is negative and
 // sched_getcpu() answers.
-inline int host_cpu() {
+inline int rseq_cpu_id() {
   const struct rseq *rs = reinterpret_cast<const struct rseq *>(
       static_cast<const char *>(__builtin_thread_pointer()) + __rseq_offset);
-  int h = static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+  return static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+}
+
+inline int host_cpu() {
+  int h = rseq_cpu_id();
   return likely(h >= 0) ? h : sched_getcpu();
 }
 
@@ -119,9 +123,7 @@ inline int host_vcpu() {
   // %fs as the kernel reads cpu_number through %gs.
   asm volatile("movl %%fs:(%1), %0" : "=r"(h) : "r"(rseq_cpu_id_offset));
 #else
-  const struct rseq *rs = reinterpret_cast<const struct rseq *>(
-      static_cast<const char *>(__builtin_thread_pointer()) + __rseq_offset);
-  h = static_cast<int>(__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED));
+  h = rseq_cpu_id();
 #endif
   // host_to_vcpu[] is the identity below nr_cpu_ids, and a negative cpu_id
   // (no rseq) is above it as unsigned: one compare for the common case.
