@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * block/blk-core.c: entering a queue (q_usage_counter), bio submission
- * and polling; submit_bio_wait() from block/bio.c.
+ * block/blk-core.c: entering a queue (q_usage_counter), bio submission,
+ * plugging and polling; submit_bio_wait() from block/bio.c.
  */
 #include <uk/linux/completion.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/sched.h>
+#include <uk/linux/slab.h>
 
 #include "blk-mq.h"
 
@@ -142,6 +143,109 @@ int submit_bio_wait(struct bio *bio)
 	wait_for_completion_io(&done);
 
 	return blk_status_to_errno(bio->bi_status);
+}
+
+/* ---- plugging ---- */
+
+/*
+ * Starts a plug on the current task, for up to @nr_ios requests allocated
+ * in one go. A task that already has a plug keeps it: nested plugs are
+ * no-ops, and only the outermost blk_finish_plug() flushes.
+ */
+void blk_start_plug_nr_ios(struct blk_plug *plug, unsigned short nr_ios)
+{
+	struct task_struct *tsk = current;
+
+	if (tsk->plug)
+		return;
+
+	plug->cur_ktime = 0;
+	rq_list_init(&plug->mq_list);
+	rq_list_init(&plug->cached_rqs);
+	plug->nr_ios = min_t(unsigned short, nr_ios, BLK_MAX_REQUEST_COUNT);
+	plug->rq_count = 0;
+	plug->multiple_queues = false;
+	plug->has_elevator = false;
+	INIT_LIST_HEAD(&plug->cb_list);
+
+	/*
+	 * Only this task reads tsk->plug, and a sleep flushes through
+	 * sched_submit_work() on the same task: no ordering is needed.
+	 */
+	tsk->plug = plug;
+}
+
+void blk_start_plug(struct blk_plug *plug)
+{
+	blk_start_plug_nr_ios(plug, 1);
+}
+
+static void flush_plug_callbacks(struct blk_plug *plug, bool from_schedule)
+{
+	LIST_HEAD(callbacks);
+
+	while (!list_empty(&plug->cb_list)) {
+		list_splice_init(&plug->cb_list, &callbacks);
+
+		while (!list_empty(&callbacks)) {
+			struct blk_plug_cb *cb =
+				list_first_entry(&callbacks, struct blk_plug_cb, list);
+
+			list_del(&cb->list);
+			cb->callback(cb, from_schedule);
+		}
+	}
+}
+
+/*
+ * A stacking driver's unplug callback: the one registered with @unplug and
+ * @data on the current plug, or a new zeroed one of @size bytes. NULL
+ * when the task has no plug (or the allocation fails).
+ */
+struct blk_plug_cb *blk_check_plugged(blk_plug_cb_fn unplug, void *data, int size)
+{
+	struct blk_plug *plug = current->plug;
+	struct blk_plug_cb *cb;
+
+	if (!plug)
+		return NULL;
+
+	list_for_each_entry (cb, &plug->cb_list, list)
+		if (cb->callback == unplug && cb->data == data)
+			return cb;
+
+	/* Not currently on the callback list */
+	BUG_ON(size < (int)sizeof(*cb));
+	cb = (struct blk_plug_cb *)kzalloc(size, GFP_ATOMIC);
+	if (cb) {
+		cb->data = data;
+		cb->callback = unplug;
+		list_add(&cb->list, &plug->cb_list);
+	}
+	return cb;
+}
+
+void __blk_flush_plug(struct blk_plug *plug, bool from_schedule)
+{
+	if (!list_empty(&plug->cb_list))
+		flush_plug_callbacks(plug, from_schedule);
+	blk_mq_flush_plug_list(plug, from_schedule);
+	/*
+	 * Cached requests hold queue references: give them back even when
+	 * the task is only going to sleep, or a freeze would wait for it.
+	 */
+	if (unlikely(!rq_list_empty(&plug->cached_rqs)))
+		blk_mq_free_plug_rqs(plug);
+
+	plug->cur_ktime = 0;
+}
+
+void blk_finish_plug(struct blk_plug *plug)
+{
+	if (plug == current->plug) {
+		__blk_flush_plug(plug, false);
+		current->plug = NULL;
+	}
 }
 
 /*

@@ -3,9 +3,10 @@
  * block/blk-mq.c: tag sets, request queues, hardware and software
  * contexts, the request life cycle (allocation, direct issue, dispatch,
  * requeue, completion in the submitter's softirq context, timeouts),
- * freezing, quiescing and polling. No I/O scheduler, no plugging: a bio
- * becomes one request that is issued directly (DESIGN.md, "the path of
- * one I/O"). Also the bits of block/blk-timeout.c and blk-softirq it uses.
+ * freezing, quiescing and polling. No I/O scheduler: a bio becomes one
+ * request, issued directly or, under a plug, batched with others and
+ * handed to ->queue_rqs() at unplug (DESIGN.md, "the path of one I/O").
+ * Also the bits of block/blk-timeout.c and blk-softirq it uses.
  */
 #include <mutex>
 
@@ -16,6 +17,7 @@
 #include <uk/linux/interrupt.h>
 #include <uk/linux/jiffies.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/prefetch.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
@@ -30,6 +32,12 @@ static DEFINE_PER_CPU(struct list_head, blk_cpu_done);
 
 static void blk_done_softirq(void);
 
+/* sched_submit_work(): a task about to sleep sends its plugged requests. */
+static void blk_sched_flush_plug(struct task_struct *tsk)
+{
+	blk_flush_plug(tsk->plug, true);
+}
+
 void blk_mq_init_once(void)
 {
 	static std::once_flag once;
@@ -42,6 +50,7 @@ void blk_mq_init_once(void)
 		open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
 		kblockd_workqueue = alloc_workqueue("kblockd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 		BUG_ON(!kblockd_workqueue);
+		uk::sched_flush_plug_hook = blk_sched_flush_plug;
 	});
 }
 
@@ -158,9 +167,46 @@ static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct
 	return rq;
 }
 
+/*
+ * Up to data->nr_tags requests from one bitmap word: the first is returned,
+ * the rest wait on data->cached_rqs. Each holds a q_usage_counter reference;
+ * the caller took the first.
+ */
+static struct request *__blk_mq_alloc_requests_batch(struct blk_mq_alloc_data *data)
+{
+	unsigned int tag, tag_offset;
+	struct blk_mq_tags *tags;
+	struct request *rq;
+	unsigned long tag_mask;
+	int i, nr = 0;
+
+	tag_mask = blk_mq_get_tags(data, data->nr_tags, &tag_offset);
+	if (unlikely(!tag_mask))
+		return NULL;
+
+	tags = blk_mq_tags_from_data(data);
+	for (i = 0; tag_mask; i++) {
+		if (!(tag_mask & (1UL << i)))
+			continue;
+		tag = tag_offset + i;
+		prefetch(tags->static_rqs[tag]);
+		tag_mask &= ~(1UL << i);
+		rq = blk_mq_rq_ctx_init(data, tags, tag);
+		rq_list_add_head(data->cached_rqs, rq);
+		nr++;
+	}
+	if (!(data->rq_flags & RQF_SCHED_TAGS))
+		blk_mq_add_active_requests(data->hctx, nr);
+	percpu_ref_get_many(&data->q->q_usage_counter, nr - 1);
+	data->nr_tags -= nr;
+
+	return rq_list_pop(data->cached_rqs);
+}
+
 static struct request *__blk_mq_alloc_requests(struct blk_mq_alloc_data *data)
 {
 	struct request_queue *q = data->q;
+	struct request *rq;
 	unsigned int tag;
 
 retry:
@@ -169,6 +215,14 @@ retry:
 
 	if (!(data->rq_flags & RQF_SCHED_TAGS))
 		blk_mq_tag_busy(data->hctx);
+
+	/* A plug that expects more I/O takes a word's worth of tags at once. */
+	if (data->nr_tags > 1) {
+		rq = __blk_mq_alloc_requests_batch(data);
+		if (rq)
+			return rq;
+		data->nr_tags = 1;
+	}
 
 	tag = blk_mq_get_tag(data);
 	if (tag == BLK_MQ_NO_TAG) {
@@ -423,6 +477,7 @@ void blk_mq_start_request(struct request *rq)
 
 	blk_add_timer(rq);
 	WRITE_ONCE(rq->state, MQ_RQ_IN_FLIGHT);
+	rq->mq_hctx->tags->rqs[rq->tag] = rq;
 
 	if (rq->bio && rq->bio->bi_opf & REQ_POLLED)
 		WRITE_ONCE(rq->bio->bi_cookie, rq->mq_hctx->queue_num);
@@ -494,15 +549,13 @@ enum prep_dispatch {
 	PREP_DISPATCH_NO_BUDGET,
 };
 
-/* Without a scheduler the request already holds its driver tag. */
+/*
+ * Without a scheduler the request already holds its driver tag;
+ * blk_mq_start_request() publishes it in tags->rqs[].
+ */
 static bool blk_mq_get_driver_tag(struct request *rq)
 {
-	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
-
-	if (rq->tag == (int)BLK_MQ_NO_TAG)
-		return false;
-	hctx->tags->rqs[rq->tag] = rq;
-	return true;
+	return rq->tag != (int)BLK_MQ_NO_TAG;
 }
 
 static void blk_mq_handle_dev_resource(struct request *rq, struct list_head *list)
@@ -831,6 +884,241 @@ static void blk_mq_try_issue_directly(struct blk_mq_hw_ctx *hctx, struct request
 	}
 }
 
+static blk_status_t blk_mq_request_issue_directly(struct request *rq, bool last)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	if (blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(rq->q)) {
+		blk_mq_insert_request(rq, 0);
+		return BLK_STS_OK;
+	}
+
+	if (!blk_mq_get_driver_tag(rq))
+		return BLK_STS_RESOURCE;
+	return __blk_mq_issue_directly(hctx, rq, last);
+}
+
+/* Issues what is on @list one by one until the driver turns one away. */
+static void blk_mq_try_issue_list_directly(struct blk_mq_hw_ctx *hctx, struct list_head *list)
+{
+	int queued = 0;
+	blk_status_t ret = BLK_STS_OK;
+
+	while (!list_empty(list)) {
+		struct request *rq = list_first_entry(list, struct request, queuelist);
+
+		list_del_init(&rq->queuelist);
+		ret = blk_mq_request_issue_directly(rq, list_empty(list));
+		switch (ret) {
+		case BLK_STS_OK:
+			queued++;
+			break;
+		case BLK_STS_RESOURCE:
+		case BLK_STS_DEV_RESOURCE:
+			blk_mq_request_bypass_insert(rq, 0);
+			if (list_empty(list))
+				blk_mq_run_hw_queue(hctx, false);
+			goto out;
+		default:
+			blk_mq_end_request(rq, ret);
+			break;
+		}
+	}
+
+out:
+	if (ret != BLK_STS_OK)
+		blk_mq_commit_rqs(hctx, queued, false);
+}
+
+/*
+ * Requests of one software queue: straight to the driver when the caller
+ * may run the queue itself, else onto the ctx list for a queue run.
+ */
+static void blk_mq_insert_requests(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx,
+				   struct list_head *list, bool run_queue_async)
+{
+	struct request *rq;
+	enum hctx_type type = (enum hctx_type)hctx->type;
+
+	if (!run_queue_async) {
+		blk_mq_run_dispatch_ops(hctx->queue, blk_mq_try_issue_list_directly(hctx, list));
+		if (list_empty(list))
+			goto out;
+	}
+
+	/* A sleeping task's plug may hold a request of another CPU's ctx. */
+	list_for_each_entry (rq, list, queuelist) {
+		BUG_ON(rq->mq_ctx != ctx);
+		if (rq->cmd_flags & REQ_NOWAIT)
+			run_queue_async = true;
+	}
+
+	spin_lock(&ctx->lock);
+	list_splice_tail_init(list, &ctx->rq_lists[type]);
+	blk_mq_hctx_mark_pending(hctx, ctx);
+	spin_unlock(&ctx->lock);
+out:
+	blk_mq_run_hw_queue(hctx, run_queue_async);
+}
+
+/* ---- plugging ---- */
+
+static inline unsigned short blk_plug_max_rq_count(struct blk_plug *plug)
+{
+	if (plug->multiple_queues)
+		return BLK_MAX_REQUEST_COUNT * 2;
+	return BLK_MAX_REQUEST_COUNT;
+}
+
+/*
+ * Queues @rq on the plug. A full plug (BLK_MAX_REQUEST_COUNT requests, or
+ * a last request of BLK_PLUG_FLUSH_SIZE bytes) is sent to the driver first.
+ */
+static void blk_add_rq_to_plug(struct blk_plug *plug, struct request *rq)
+{
+	struct request *last = plug->mq_list.tail;
+
+	if (plug->rq_count && (plug->rq_count >= blk_plug_max_rq_count(plug) ||
+			       blk_rq_bytes(last) >= BLK_PLUG_FLUSH_SIZE)) {
+		blk_mq_flush_plug_list(plug, false);
+		last = NULL;
+	}
+
+	if (!plug->multiple_queues && last && last->q != rq->q)
+		plug->multiple_queues = true;
+	if (!plug->has_elevator && (rq->rq_flags & RQF_SCHED_TAGS))
+		plug->has_elevator = true;
+	rq_list_add_tail(&plug->mq_list, rq);
+	plug->rq_count++;
+}
+
+/* The driver's ->queue_rqs() takes the whole list; what it leaves stays. */
+static void __blk_mq_flush_plug_list(struct request_queue *q, struct blk_plug *plug)
+{
+	if (blk_queue_quiesced(q))
+		return;
+	q->mq_ops->queue_rqs(&plug->mq_list);
+}
+
+static void blk_mq_plug_issue_direct(struct blk_plug *plug)
+{
+	struct blk_mq_hw_ctx *hctx = NULL;
+	struct request *rq;
+	int queued = 0;
+	blk_status_t ret = BLK_STS_OK;
+
+	while ((rq = rq_list_pop(&plug->mq_list))) {
+		bool last = rq_list_empty(&plug->mq_list);
+
+		if (hctx != rq->mq_hctx) {
+			if (hctx) {
+				blk_mq_commit_rqs(hctx, queued, false);
+				queued = 0;
+			}
+			hctx = rq->mq_hctx;
+		}
+
+		ret = blk_mq_request_issue_directly(rq, last);
+		switch (ret) {
+		case BLK_STS_OK:
+			queued++;
+			break;
+		case BLK_STS_RESOURCE:
+		case BLK_STS_DEV_RESOURCE:
+			blk_mq_request_bypass_insert(rq, 0);
+			blk_mq_run_hw_queue(hctx, false);
+			goto out;
+		default:
+			blk_mq_end_request(rq, ret);
+			break;
+		}
+	}
+
+out:
+	if (ret != BLK_STS_OK)
+		blk_mq_commit_rqs(hctx, queued, false);
+}
+
+/*
+ * Takes the leading run of requests that share one hctx and ctx off the
+ * plug (the others stay, in order) and inserts them there.
+ */
+static void blk_mq_dispatch_plug_list(struct blk_plug *plug, bool from_sched)
+{
+	struct blk_mq_hw_ctx *this_hctx = NULL;
+	struct blk_mq_ctx *this_ctx = NULL;
+	struct rq_list requeue_list = {};
+	LIST_HEAD(list);
+
+	do {
+		struct request *rq = rq_list_pop(&plug->mq_list);
+
+		if (!this_hctx) {
+			this_hctx = rq->mq_hctx;
+			this_ctx = rq->mq_ctx;
+		} else if (this_hctx != rq->mq_hctx || this_ctx != rq->mq_ctx) {
+			rq_list_add_tail(&requeue_list, rq);
+			continue;
+		}
+		list_add_tail(&rq->queuelist, &list);
+	} while (!rq_list_empty(&plug->mq_list));
+
+	plug->mq_list = requeue_list;
+
+	percpu_ref_get(&this_hctx->queue->q_usage_counter);
+	blk_mq_insert_requests(this_hctx, this_ctx, &list, from_sched);
+	percpu_ref_put(&this_hctx->queue->q_usage_counter);
+}
+
+/*
+ * Sends the plugged requests to their drivers: all at once through
+ * ->queue_rqs() when they share one queue and the caller is not about to
+ * sleep, else per hctx and ctx (from schedule(), through kblockd).
+ */
+void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule)
+{
+	struct request *rq;
+
+	/*
+	 * A driver's ->queue_rq() may sleep and come back here through
+	 * schedule(): zero the count first so that the nested call returns
+	 * at once instead of walking a list that is being taken apart.
+	 */
+	if (plug->rq_count == 0)
+		return;
+	plug->rq_count = 0;
+
+	if (!plug->multiple_queues && !plug->has_elevator && !from_schedule) {
+		struct request_queue *q;
+
+		rq = rq_list_peek(&plug->mq_list);
+		q = rq->q;
+
+		if (q->mq_ops->queue_rqs) {
+			blk_mq_run_dispatch_ops(q, __blk_mq_flush_plug_list(q, plug));
+			if (rq_list_empty(&plug->mq_list))
+				return;
+		}
+
+		blk_mq_run_dispatch_ops(q, blk_mq_plug_issue_direct(plug));
+		if (rq_list_empty(&plug->mq_list))
+			return;
+	}
+
+	do {
+		blk_mq_dispatch_plug_list(plug, from_schedule);
+	} while (!rq_list_empty(&plug->mq_list));
+}
+
+/* Requests allocated for a plug but never used go back, with their refs. */
+void blk_mq_free_plug_rqs(struct blk_plug *plug)
+{
+	struct request *rq;
+
+	while ((rq = rq_list_pop(&plug->cached_rqs)) != NULL)
+		blk_mq_free_request(rq);
+}
+
 static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned int nr_segs)
 {
 	if (bio->bi_opf & REQ_RAHEAD)
@@ -842,13 +1130,44 @@ static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned 
 	bio->bi_next = NULL;
 }
 
-/*
- * The bio path: one request per bio, its tag from blk_mq_get_tag() (may
- * sleep unless REQ_NOWAIT), issued directly to the driver.
- */
-void blk_mq_submit_bio(struct bio *bio)
+/* No zoned devices here: a bio is plugged whenever its task has a plug. */
+static inline struct blk_plug *blk_mq_plug(struct bio *bio)
 {
-	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	return current->plug;
+}
+
+/* The plug's next cached request, if it suits a bio of @opf on @q. */
+static struct request *blk_mq_peek_cached_request(struct blk_plug *plug, struct request_queue *q,
+						  blk_opf_t opf)
+{
+	enum hctx_type type = blk_mq_get_hctx_type(opf);
+	struct request *rq;
+
+	if (!plug)
+		return NULL;
+	rq = rq_list_peek(&plug->cached_rqs);
+	if (!rq || rq->q != q)
+		return NULL;
+	if (type != rq->mq_hctx->type &&
+	    (type != HCTX_TYPE_READ || rq->mq_hctx->type != HCTX_TYPE_DEFAULT))
+		return NULL;
+	if (op_is_flush(rq->cmd_flags) != op_is_flush(opf))
+		return NULL;
+	return rq;
+}
+
+static void blk_mq_use_cached_rq(struct request *rq, struct blk_plug *plug, struct bio *bio)
+{
+	if (rq_list_pop(&plug->cached_rqs) != rq)
+		WARN_ON_ONCE(1);
+
+	rq->cmd_flags = bio->bi_opf;
+	INIT_LIST_HEAD(&rq->queuelist);
+}
+
+static struct request *blk_mq_get_new_requests(struct request_queue *q, struct blk_plug *plug,
+					       struct bio *bio, unsigned int nsegs)
+{
 	struct blk_mq_alloc_data data = {
 		.q = q,
 		.flags = 0,
@@ -856,28 +1175,62 @@ void blk_mq_submit_bio(struct bio *bio)
 		.cmd_flags = bio->bi_opf,
 		.rq_flags = 0,
 		.nr_tags = 1,
+		.cached_rqs = NULL,
 		.ctx = NULL,
 		.hctx = NULL,
 	};
-	struct request *rq;
 
 	if (bio->bi_opf & REQ_NOWAIT)
 		data.flags |= BLK_MQ_REQ_NOWAIT;
 
-	if (unlikely(bio_queue_enter(bio)))
-		return;
+	if (plug) {
+		data.nr_tags = plug->nr_ios;
+		plug->nr_ios = 1;
+		data.cached_rqs = &plug->cached_rqs;
+	}
 
-	rq = __blk_mq_alloc_requests(&data);
-	if (unlikely(!rq)) {
-		blk_queue_exit(q);
-		if (bio->bi_opf & REQ_NOWAIT)
-			bio_wouldblock_error(bio);
-		else
-			bio_io_error(bio);
-		return;
+	return __blk_mq_alloc_requests(&data);
+}
+
+/*
+ * The bio path: one request per bio, from the plug's cache or a new one
+ * (its tag from blk_mq_get_tag(), which may sleep unless REQ_NOWAIT). A
+ * plugged request waits on the plug; any other is issued directly.
+ */
+void blk_mq_submit_bio(struct bio *bio)
+{
+	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	struct blk_plug *plug = blk_mq_plug(bio);
+	struct request *rq;
+
+	rq = blk_mq_peek_cached_request(plug, q, bio->bi_opf);
+
+	/* A cached request already holds its q_usage_counter reference. */
+	if (!rq) {
+		if (unlikely(bio_queue_enter(bio)))
+			return;
+	}
+
+	if (rq) {
+		blk_mq_use_cached_rq(rq, plug, bio);
+	} else {
+		rq = blk_mq_get_new_requests(q, plug, bio, 1);
+		if (unlikely(!rq)) {
+			if (bio->bi_opf & REQ_NOWAIT)
+				bio_wouldblock_error(bio);
+			else
+				bio_io_error(bio);
+			blk_queue_exit(q);
+			return;
+		}
 	}
 
 	blk_mq_bio_to_request(rq, bio, 1);
+
+	if (plug) {
+		blk_add_rq_to_plug(plug, rq);
+		return;
+	}
 
 	blk_mq_run_dispatch_ops(q, blk_mq_try_issue_directly(rq->mq_hctx, rq));
 }

@@ -22,6 +22,7 @@ struct blk_mq_alloc_data {
 
 	/* allocate multiple requests/tags in one go */
 	unsigned int nr_tags;
+	struct rq_list *cached_rqs;
 
 	/* input & output parameter */
 	struct blk_mq_ctx *ctx;
@@ -41,8 +42,7 @@ static inline struct blk_mq_ctx *blk_mq_get_ctx(struct request_queue *q)
 	return per_cpu_ptr(q->queue_ctx, raw_smp_processor_id());
 }
 
-/* The hardware queue a software queue maps to for @opf. */
-static inline struct blk_mq_hw_ctx *blk_mq_map_queue(blk_opf_t opf, struct blk_mq_ctx *ctx)
+static inline enum hctx_type blk_mq_get_hctx_type(blk_opf_t opf)
 {
 	enum hctx_type type = HCTX_TYPE_DEFAULT;
 
@@ -50,8 +50,13 @@ static inline struct blk_mq_hw_ctx *blk_mq_map_queue(blk_opf_t opf, struct blk_m
 		type = HCTX_TYPE_POLL;
 	else if ((opf & REQ_OP_MASK) == REQ_OP_READ)
 		type = HCTX_TYPE_READ;
+	return type;
+}
 
-	return ctx->hctxs[type];
+/* The hardware queue a software queue maps to for @opf. */
+static inline struct blk_mq_hw_ctx *blk_mq_map_queue(blk_opf_t opf, struct blk_mq_ctx *ctx)
+{
+	return ctx->hctxs[blk_mq_get_hctx_type(opf)];
 }
 
 static inline bool blk_mq_hw_queue_mapped(struct blk_mq_hw_ctx *hctx)
@@ -243,6 +248,8 @@ bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx);
 void blk_mq_insert_request(struct request *rq, unsigned int flags);
 void blk_mq_submit_bio(struct bio *bio);
+void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule);
+void blk_mq_free_plug_rqs(struct blk_plug *plug);
 void blk_add_timer(struct request *req);
 void blk_mq_timeout_work(struct work_struct *work);
 void blk_rq_timed_out_timer(struct timer_list *t);

@@ -76,8 +76,12 @@ struct request {
 	struct bio *bio;
 	struct bio *biotail;
 
-	struct list_head queuelist; /* dispatch / requeue / driver lists */
-	struct list_head ipi_list;  /* BLOCK_SOFTIRQ completion list */
+	/* On a plug's lists a request is singly linked; elsewhere a list_head. */
+	union {
+		struct list_head queuelist; /* dispatch / requeue / driver lists */
+		struct request *rq_next;    /* struct rq_list (plugs, ->queue_rqs) */
+	};
+	struct list_head ipi_list; /* BLOCK_SOFTIRQ completion list */
 
 	enum mq_rq_state state;
 	atomic_t ref;
@@ -197,10 +201,59 @@ struct io_comp_batch {
 	void (*complete)(struct io_comp_batch *);
 };
 
-struct rq_list {
-	struct request *head;
-	struct request *tail;
-};
+/* struct rq_list is in <uk/linux/blkdev.h>, as upstream. */
+static inline int rq_list_empty(const struct rq_list *rl)
+{
+	return rl->head == NULL;
+}
+
+static inline void rq_list_init(struct rq_list *rl)
+{
+	rl->head = NULL;
+	rl->tail = NULL;
+}
+
+static inline void rq_list_add_tail(struct rq_list *rl, struct request *rq)
+{
+	rq->rq_next = NULL;
+	if (rl->tail)
+		rl->tail->rq_next = rq;
+	else
+		rl->head = rq;
+	rl->tail = rq;
+}
+
+static inline void rq_list_add_head(struct rq_list *rl, struct request *rq)
+{
+	rq->rq_next = rl->head;
+	rl->head = rq;
+	if (!rl->tail)
+		rl->tail = rq;
+}
+
+static inline struct request *rq_list_pop(struct rq_list *rl)
+{
+	struct request *rq = rl->head;
+
+	if (rq) {
+		rl->head = rl->head->rq_next;
+		if (!rl->head)
+			rl->tail = NULL;
+		rq->rq_next = NULL;
+	}
+	return rq;
+}
+
+static inline struct request *rq_list_peek(struct rq_list *rl)
+{
+	return rl->head;
+}
+
+#define rq_list_for_each(rl, pos) for (pos = rq_list_peek((rl)); (pos); pos = pos->rq_next)
+
+#define rq_list_for_each_safe(rl, pos, nxt)                                  \
+	for (pos = rq_list_peek((rl)), nxt = pos ? pos->rq_next : NULL; pos; \
+	     pos = nxt, nxt = pos ? pos->rq_next : NULL)
 
 struct blk_mq_ops {
 	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *, const struct blk_mq_queue_data *);

@@ -206,6 +206,55 @@ int bio_poll(struct bio *bio, struct io_comp_batch *iob, unsigned int flags);
 int blk_queue_enter(struct request_queue *q, unsigned int flags);
 void blk_queue_exit(struct request_queue *q);
 
+/* ---- plugging (block/blk-core.c) ---- */
+
+/* A singly linked list of requests: a plug's, or one ->queue_rqs() takes. */
+struct rq_list {
+	struct request *head;
+	struct request *tail;
+};
+
+/*
+ * A task's plug (current->plug): bios submitted while it is set become
+ * requests that wait on @mq_list and reach the driver together, at
+ * blk_finish_plug(), when the task sleeps, or when the list grows to
+ * BLK_MAX_REQUEST_COUNT. With @nr_ios > 1 the first allocation also takes
+ * up to that many tags and requests at once, kept on @cached_rqs.
+ */
+struct blk_plug {
+	struct rq_list mq_list;
+	struct rq_list cached_rqs;
+	u64 cur_ktime;
+	unsigned short nr_ios;
+	unsigned short rq_count;
+	bool multiple_queues;
+	bool has_elevator;
+	struct list_head cb_list; /* struct blk_plug_cb, run at unplug */
+};
+
+struct blk_plug_cb;
+typedef void (*blk_plug_cb_fn)(struct blk_plug_cb *, bool);
+struct blk_plug_cb {
+	struct list_head list;
+	blk_plug_cb_fn callback;
+	void *data;
+};
+
+#define BLK_MAX_REQUEST_COUNT 32
+#define BLK_PLUG_FLUSH_SIZE (128 * 1024)
+
+struct blk_plug_cb *blk_check_plugged(blk_plug_cb_fn unplug, void *data, int size);
+void blk_start_plug(struct blk_plug *plug);
+void blk_start_plug_nr_ios(struct blk_plug *plug, unsigned short nr_ios);
+void blk_finish_plug(struct blk_plug *plug);
+void __blk_flush_plug(struct blk_plug *plug, bool from_schedule);
+
+static inline void blk_flush_plug(struct blk_plug *plug, bool async)
+{
+	if (plug)
+		__blk_flush_plug(plug, async);
+}
+
 /* ---- the block-device "file" (block/fops.c direct I/O) ---- */
 
 /* blkdev_rw() flags */
