@@ -243,6 +243,25 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_m
 	return BLK_STS_OK;
 }
 
+/* A plug's requests, one null_queue_rq() each; the refused stay on the list. */
+static void null_queue_rqs(struct rq_list *rqlist)
+{
+	struct rq_list requeue_list = {};
+	struct blk_mq_queue_data bd = {};
+	blk_status_t ret;
+
+	do {
+		struct request *rq = rq_list_pop(rqlist);
+
+		bd.rq = rq;
+		ret = null_queue_rq(rq->mq_hctx, &bd);
+		if (ret != BLK_STS_OK)
+			rq_list_add_tail(&requeue_list, rq);
+	} while (!rq_list_empty(rqlist));
+
+	*rqlist = requeue_list;
+}
+
 static int null_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
 	struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
@@ -356,7 +375,7 @@ static void null_map_queues(struct blk_mq_tag_set *set)
 static const struct blk_mq_ops null_mq_ops = {
 	.queue_rq = null_queue_rq,
 	.commit_rqs = NULL,
-	.queue_rqs = NULL,
+	.queue_rqs = null_queue_rqs,
 	.timeout = null_timeout_rq,
 	.poll = null_poll,
 	.complete = null_complete_rq,
