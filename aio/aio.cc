@@ -40,6 +40,7 @@
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/atomic.h>
+#include <uk/linux/blkdev.h>
 #include <uk/linux/completion.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
@@ -2112,6 +2113,7 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 	struct kioctx *ctx;
 	long ret = 0;
 	int i = 0;
+	struct blk_plug plug;
 
 	if (unlikely(nr < 0))
 		return -EINVAL;
@@ -2125,6 +2127,8 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 	if (nr > ctx->nr_events)
 		nr = ctx->nr_events;
 
+	if (nr > AIO_PLUG_THRESHOLD)
+		blk_start_plug(&plug);
 	for (i = 0; i < nr; i++) {
 		struct iocb __user *user_iocb;
 
@@ -2138,6 +2142,8 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 		if (ret)
 			break;
 	}
+	if (nr > AIO_PLUG_THRESHOLD)
+		blk_finish_plug(&plug);
 
 	percpu_ref_put(&ctx->users);
 	return i ? i : ret;
