@@ -17,6 +17,7 @@
 #include <uk/linux/interrupt.h>
 #include <uk/linux/jiffies.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/log2.h>
 #include <uk/linux/prefetch.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
@@ -1276,9 +1277,20 @@ blk_status_t blk_execute_rq(struct request *rq, bool at_head)
 /* ---- timeouts (block/blk-timeout.c + blk-mq.c) ---- */
 
 /* Rounded up to a whole second so the queue timer is rarely touched. */
+#define BLK_MAX_TIMEOUT (5 * HZ)
+
+/* roundup_pow_of_two(HZ) - 1: blk_timeout_init() computes it at boot. */
+static const unsigned long blk_timeout_mask = roundup_pow_of_two(HZ) - 1;
+
+/* A cheap upper rounding (no division): timeouts need not be exact. */
+static inline unsigned long blk_round_jiffies(unsigned long j)
+{
+	return (j + blk_timeout_mask) + 1;
+}
+
 static unsigned long blk_rq_timeout(unsigned long timeout)
 {
-	unsigned long maxt = round_jiffies_up(jiffies + 5 * HZ);
+	unsigned long maxt = blk_round_jiffies(jiffies + BLK_MAX_TIMEOUT);
 
 	if (time_after(timeout, maxt))
 		timeout = maxt;
@@ -1298,7 +1310,7 @@ void blk_add_timer(struct request *req)
 	expiry = jiffies + req->timeout;
 	WRITE_ONCE(req->deadline, expiry);
 
-	expiry = blk_rq_timeout(round_jiffies_up(expiry));
+	expiry = blk_rq_timeout(blk_round_jiffies(expiry));
 
 	if (!timer_pending(&q->timeout) || time_before(expiry, READ_ONCE(q->timeout.expires))) {
 		unsigned long diff = READ_ONCE(q->timeout.expires) - expiry;
