@@ -5,6 +5,8 @@
 //   completion -> bio_endio -> callback, one thread.
 // - BM_NullbBioIrqmode0: the same from submit_bio() with a reused bio
 //   (blk-mq tags + null_blk only).
+// - BM_NullbBioPlugged/<batch>: `batch` such bios per plug
+//   (blk_start_plug_nr_ios), ns per I/O.
 // - BM_NullbIops/<depth>/<scheme>: the 6.2 sbitmap wake-up patch's fio run
 //   in miniature: N submitters, each keeping 64 random 4 KiB writes in
 //   flight (async, completion callback) on a single-hctx nullb (irqmode=1)
@@ -75,6 +77,16 @@ BENCHMARK(BM_NullbIoIrqmode0);
 
 void bio_done(struct bio *bio) { ++*static_cast<long *>(bio->bi_private); }
 
+// Re-initializes a reused one-vec bio as a 4 KiB write of `buf` at `sector`.
+void PrepWrite(struct bio *bio, struct block_device *b, char *buf,
+               sector_t sector, long *done) {
+  bio_init(bio, b, bio->bi_inline_vecs, 1, REQ_OP_WRITE);
+  __bio_add_page(bio, virt_to_page(buf), 4096, 0);
+  bio->bi_iter.bi_sector = sector;
+  bio->bi_end_io = bio_done;
+  bio->bi_private = done;
+}
+
 void BM_NullbBioIrqmode0(benchmark::State &state) {
   struct block_device *b =
       LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
@@ -83,11 +95,7 @@ void BM_NullbBioIrqmode0(benchmark::State &state) {
   long done = 0;
   sector_t sector = 0;
   for (auto _ : state) {
-    bio_init(bio, b, bio->bi_inline_vecs, 1, REQ_OP_WRITE);
-    __bio_add_page(bio, virt_to_page(buf), 4096, 0);
-    bio->bi_iter.bi_sector = sector;
-    bio->bi_end_io = bio_done;
-    bio->bi_private = &done;
+    PrepWrite(bio, b, buf, sector, &done);
     submit_bio(bio);
     sector = (sector + 8) & ((1 << 19) - 1);
   }
@@ -96,6 +104,38 @@ void BM_NullbBioIrqmode0(benchmark::State &state) {
   Unload(b);
 }
 BENCHMARK(BM_NullbBioIrqmode0);
+
+// The same bios, `batch` at a time under a plug sized for them
+// (blk_start_plug_nr_ios): one batched tag allocation, one ->queue_rqs()
+// per batch, completions still one by one (irqmode=0). ns_per_op is per I/O.
+void BM_NullbBioPlugged(benchmark::State &state) {
+  const int batch = static_cast<int>(state.range(0));
+  struct block_device *b =
+      LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+  alignas(4096) static char buf[4096];
+  std::vector<struct bio *> bios(batch);
+  for (auto &bio : bios) bio = bio_alloc(b, 1, REQ_OP_WRITE, GFP_KERNEL);
+  long done = 0;
+  sector_t sector = 0;
+  for (auto _ : state) {
+    struct blk_plug plug;
+    blk_start_plug_nr_ios(&plug, batch);
+    for (struct bio *bio : bios) {
+      PrepWrite(bio, b, buf, sector, &done);
+      submit_bio(bio);
+      sector = (sector + 8) & ((1 << 19) - 1);
+    }
+    blk_finish_plug(&plug);
+  }
+  if (done != (long)state.iterations() * batch)
+    state.SkipWithError("lost completions");
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * batch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  for (struct bio *bio : bios) bio_put(bio);
+  Unload(b);
+}
+BENCHMARK(BM_NullbBioPlugged)->Arg(1)->Arg(8)->Arg(16)->Arg(32);
 
 unsigned Submitters() {
   unsigned n = 2 * std::thread::hardware_concurrency();
