@@ -8,7 +8,10 @@
 // their full length, no syscall), registered on an fd of /dev/null. The
 // host-kernel rows use raw io_submit/io_getevents on /dev/null (what
 // libaio.so does, minus a call), and "ukern_hostfd" rows run ukern over the
-// same host /dev/null fd (a pread per I/O).
+// same host /dev/null fd (a pread per I/O). "ukern_nullb" rows go through
+// the block layer: O_DIRECT 4 KiB reads of an emulated null_blk (irqmode=0,
+// one hw queue), bio -> blk-mq -> null_queue_rq(s); io_submit() of more than
+// two iocbs plugs them, so batch 32 reaches the driver through ->queue_rqs().
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <uk/devices/null_blk.h>
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
@@ -106,7 +110,7 @@ void WholePath(benchmark::State &state, const Ops &ops, int fd)
 	std::vector<struct iocb> cb(batch);
 	std::vector<struct iocb *> cbs(batch);
 	std::vector<struct io_event> ev(batch);
-	char buf[4096];
+	alignas(4096) char buf[4096];
 
 	if (ops.setup(64, &ctx) < 0) {
 		state.SkipWithError("io_setup failed");
@@ -121,6 +125,8 @@ void WholePath(benchmark::State &state, const Ops &ops, int fd)
 			state.SkipWithError("submit");
 		if (ops.getevents(ctx, batch, batch, ev.data(), nullptr) != batch)
 			state.SkipWithError("getevents");
+		if (ev[0].res != (long long)sizeof(buf))
+			state.SkipWithError("short or failed I/O");
 	}
 	ops.destroy(ctx);
 	state.SetItemsProcessed(state.iterations() * batch);
@@ -133,6 +139,26 @@ void BM_WholePath_ukern_null(benchmark::State &s)
 {
 	WholePath(s, kUkern, NullFd());
 }
+void BM_WholePath_ukern_nullb(benchmark::State &s)
+{
+	null_exit();
+	null_blk_reset_module_params();
+	if (null_blk_module_params("irqmode=0 submit_queues=1 poll_queues=0 gb=1") ||
+	    null_init()) {
+		s.SkipWithError("cannot create nullb0");
+		return;
+	}
+	int fd = uk::aio_open_blkdev("nullb0", O_RDWR | O_DIRECT);
+	if (fd < 0) {
+		s.SkipWithError("aio_open_blkdev failed");
+		null_exit();
+		return;
+	}
+	WholePath(s, kUkern, fd);
+	uk::aio_close_blkdev(fd);
+	null_exit();
+	null_blk_reset_module_params();
+}
 void BM_WholePath_ukern_hostfd_devnull(benchmark::State &s)
 {
 	WholePath(s, kUkern, HostNullFd());
@@ -142,6 +168,7 @@ void BM_WholePath_host_kernel_devnull(benchmark::State &s)
 	WholePath(s, kHost, HostNullFd());
 }
 BENCHMARK(BM_WholePath_ukern_null)->Arg(1)->Arg(32);
+BENCHMARK(BM_WholePath_ukern_nullb)->Arg(1)->Arg(32);
 BENCHMARK(BM_WholePath_ukern_hostfd_devnull)->Arg(1)->Arg(32);
 BENCHMARK(BM_WholePath_host_kernel_devnull)->Arg(1)->Arg(32);
 
