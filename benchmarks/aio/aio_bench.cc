@@ -143,8 +143,7 @@ void BM_WholePath_ukern_nullb(benchmark::State &s)
 {
 	null_exit();
 	null_blk_reset_module_params();
-	if (null_blk_module_params("irqmode=0 submit_queues=1 poll_queues=0 gb=1") ||
-	    null_init()) {
+	if (null_blk_module_params("irqmode=0 submit_queues=1 poll_queues=0 gb=1") || null_init()) {
 		s.SkipWithError("cannot create nullb0");
 		return;
 	}

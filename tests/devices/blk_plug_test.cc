@@ -188,7 +188,8 @@ TEST_F(BlkPlugTest, MultipleQueuesInOnePlug) {
   Done d0, d1;
   struct blk_plug plug;
   blk_start_plug(&plug);
-  for (unsigned i = 0; i < 6; i++) Submit(i & 1 ? b1 : b0, i, i & 1 ? &d1 : &d0);
+  for (unsigned i = 0; i < 6; i++)
+    Submit(i & 1 ? b1 : b0, i, i & 1 ? &d1 : &d0);
   EXPECT_TRUE(plug.multiple_queues);
   EXPECT_EQ(d0.n.load() + d1.n.load(), 0);
   blk_finish_plug(&plug);
@@ -235,8 +236,8 @@ TEST_F(BlkPlugTest, SleepFlushesThePlug) {
 // request on the plug for direct issue, a driver requeue sends it through
 // the requeue list; each request still completes exactly once.
 TEST_F(BlkPlugTest, RequeueInjectionUnderPlugCompletesEachOnce) {
-  struct block_device *b =
-      Load("requeue=1,50,0,40 irqmode=0 submit_queues=1 hw_queue_depth=16 gb=1");
+  struct block_device *b = Load(
+      "requeue=1,50,0,40 irqmode=0 submit_queues=1 hw_queue_depth=16 gb=1");
   const int rounds = 20, per = 8;
   std::vector<Done> d(rounds);
   for (int r = 0; r < rounds; r++) {
