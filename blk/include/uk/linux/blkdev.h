@@ -224,7 +224,7 @@ struct rq_list {
 struct blk_plug {
 	struct rq_list mq_list;
 	struct rq_list cached_rqs;
-	u64 cur_ktime;
+	/* No cur_ktime: ukern keeps no per-request timestamps to cache. */
 	unsigned short nr_ios;
 	unsigned short rq_count;
 	bool multiple_queues;
