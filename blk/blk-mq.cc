@@ -947,7 +947,11 @@ static void blk_mq_insert_requests(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx
 			goto out;
 	}
 
-	/* A sleeping task's plug may hold a request of another CPU's ctx. */
+	/*
+	 * The plug list was split by ctx, so every request is @ctx's even if
+	 * the task has moved CPU since. A REQ_NOWAIT request must not have its
+	 * queue run (and maybe blocked on) by this task: leave it to kblockd.
+	 */
 	list_for_each_entry (rq, list, queuelist) {
 		BUG_ON(rq->mq_ctx != ctx);
 		if (rq->cmd_flags & REQ_NOWAIT)
