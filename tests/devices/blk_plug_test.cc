@@ -180,6 +180,44 @@ TEST_F(BlkPlugTest, NestedPlugIsANoop) {
   EXPECT_EQ(d.n.load(), 1);
 }
 
+// A stacking driver's unplug callback (blk_check_plugged()): one per
+// (callback, data) pair, run once at unplug with from_schedule false, and
+// it owns (frees) its blk_plug_cb. Without a plug there is none.
+struct PlugCb {
+  struct blk_plug_cb cb;
+  int payload;
+};
+int g_cb_runs;
+bool g_cb_from_schedule;
+
+void plug_cb(struct blk_plug_cb *cb, bool from_schedule) {
+  g_cb_runs++;
+  g_cb_from_schedule = from_schedule;
+  kfree(cb);
+}
+
+TEST_F(BlkPlugTest, UnplugCallbackRunsOnceAtFinish) {
+  int key = 0;
+  g_cb_runs = 0;
+  g_cb_from_schedule = true;
+  EXPECT_EQ(blk_check_plugged(plug_cb, &key, sizeof(PlugCb)), nullptr);
+  struct blk_plug plug;
+  blk_start_plug(&plug);
+  struct blk_plug_cb *cb = blk_check_plugged(plug_cb, &key, sizeof(PlugCb));
+  ASSERT_NE(cb, nullptr);
+  EXPECT_EQ(cb->data, &key);
+  EXPECT_EQ(reinterpret_cast<PlugCb *>(cb)->payload, 0);  // zeroed
+  EXPECT_EQ(blk_check_plugged(plug_cb, &key, sizeof(PlugCb)), cb);
+  int other = 0;
+  struct blk_plug_cb *cb2 = blk_check_plugged(plug_cb, &other, sizeof(PlugCb));
+  EXPECT_NE(cb2, cb);
+  EXPECT_EQ(g_cb_runs, 0);
+  blk_finish_plug(&plug);
+  EXPECT_EQ(g_cb_runs, 2);
+  EXPECT_FALSE(g_cb_from_schedule);
+  EXPECT_TRUE(list_empty(&plug.cb_list));
+}
+
 // Requests of two devices in one plug: each goes to its own queue.
 TEST_F(BlkPlugTest, MultipleQueuesInOnePlug) {
   struct block_device *b0 =
