@@ -125,18 +125,18 @@ enum {
 #define num_possible_cpus() (nr_cpu_ids)
 
 struct aio_ring {
-	unsigned id;   /* kernel internal index number */
-	unsigned nr;   /* number of io_events */
-	unsigned head; /* Written to by userland or under ring_lock */
+	unsigned id;   /* slot of this ctx in mm->ioctx_table */
+	unsigned nr;   /* capacity, in io_event entries */
+	unsigned head; /* advanced by userspace, or by the reaper under ring_lock */
 	unsigned tail;
 
 	unsigned magic;
 	unsigned compat_features;
 	unsigned incompat_features;
-	unsigned header_length; /* size of aio_ring */
+	unsigned header_length; /* bytes in this header */
 
 	struct io_event io_events[];
-}; /* 32 bytes + ring size */
+}; /* a 32-byte header, then the events */
 static_assert(sizeof(struct aio_ring) == 32, "aio_ring header is ABI");
 
 /* The user mapping is contiguous, so event i simply follows the header. */
@@ -183,20 +183,20 @@ struct kioctx {
 	struct kioctx_cpu __percpu *cpu;
 
 	/*
-	 * For percpu reqs_available, number of slots we move to/from global
-	 * counter at a time:
+	 * Batch size of the percpu reqs_available caches: how many ring slots
+	 * travel between one CPU's counter and the shared one per transfer.
 	 */
 	unsigned req_batch;
 	/*
-	 * This is what userspace passed to io_setup(), it's not used for
-	 * anything but counting against the global max_reqs quota.
+	 * The nr_events argument of io_setup(), kept only so that it can be
+	 * charged to, and later refunded from, the system-wide aio_nr quota.
 	 *
-	 * The real limit is nr_events - 1, which will be larger (see
-	 * aio_setup_ring())
+	 * How many requests may really be in flight is nr_events - 1, a
+	 * bigger number; aio_setup_ring() decides it.
 	 */
 	unsigned max_reqs;
 
-	/* Size of ringbuffer, in units of struct io_event */
+	/* Ring capacity, counted in io_event entries */
 	unsigned nr_events;
 
 	unsigned long mmap_base;
@@ -209,7 +209,7 @@ struct kioctx {
 	struct rcu_head free_rcu;
 	struct aio_work free_work;
 
-	/* signals when all in-flight requests are done */
+	/* completed once the last in-flight request has finished */
 	struct ctx_rq_wait *rq_wait;
 
 	struct hlist_node list;	 /* mm->ioctx_list (LookupMode::kList) */
@@ -220,15 +220,17 @@ struct kioctx {
 	 * anonymous ____cacheline_aligned_in_smp structs), so submitters,
 	 * cancellers, reapers and completers do not false-share.
 	 *
-	 * reqs_available counts the free slots in the ringbuffer, so it can
-	 * never overflow: taken (if positive) when a kiocb is allocated,
-	 * given back once its io_event has been consumed, and batched
-	 * through the percpu kioctx_cpu counters.
+	 * reqs_available is the number of ring slots not yet promised to a
+	 * request. Allocating a kiocb first takes one (failing at zero), and
+	 * the slot comes back only after the matching io_event has been
+	 * reaped; every completion thus finds room and the ring cannot
+	 * overflow. Most of the traffic goes through the percpu kioctx_cpu
+	 * caches.
 	 */
 	atomic_t reqs_available ____cacheline_aligned_in_smp;
 
 	spinlock_t ctx_lock ____cacheline_aligned_in_smp;
-	struct list_head active_reqs;	/* used for cancellation */
+	struct list_head active_reqs;	/* requests io_cancel/kill can reach */
 	unsigned reqs_available_locked; /* ReqsMode::kLocked */
 
 	struct mutex ring_lock ____cacheline_aligned_in_smp;
@@ -258,10 +260,9 @@ struct poll_iocb {
 };
 
 /*
- * NOTE! Each of the iocb union members has the file pointer
- * as the first entry in their struct definition. So you can
- * access the file pointer through any of the sub-structs,
- * or directly as just 'ki_filp' in this struct.
+ * ki_filp overlays the leading member of every variant in the union below:
+ * rw, fsync and poll all start with their struct file pointer, so that
+ * pointer may be read through whichever variant is handy, or as ki_filp.
  */
 struct aio_kiocb {
 	union {
@@ -276,7 +277,7 @@ struct aio_kiocb {
 
 	struct io_event ki_res;
 
-	struct list_head ki_list; /* the aio core uses this for cancellation */
+	struct list_head ki_list; /* links the request into ctx->active_reqs */
 	atomic_t ki_refcnt;
 
 	/* The eventfd to signal (a dup of aio_resfd), or -1. */
@@ -286,11 +287,11 @@ struct aio_kiocb {
 	struct file ki_hostfile;
 };
 
-/*------ sysctl variables----*/
+/* ---- the fs.aio-nr and fs.aio-max-nr sysctls ---- */
 static DEFINE_SPINLOCK(aio_nr_lock);
-unsigned long aio_nr;		    /* current system wide number of aio requests */
-unsigned long aio_max_nr = 0x10000; /* system wide maximum number of aio requests */
-/*----end sysctl variables---*/
+unsigned long aio_nr;		    /* events reserved by all live contexts */
+unsigned long aio_max_nr = 0x10000; /* ceiling that aio_nr may not pass */
+/* ---- end of the sysctls ---- */
 
 namespace uk::aio
 {
@@ -419,8 +420,8 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	void *user;
 	int err;
 
-	/* Compensate for the ring buffer's head/tail overlap entry */
-	nr_events += 2; /* 1 is required, 2 for good luck */
+	/* A full ring leaves one slot unused so that it differs from an empty one. */
+	nr_events += 2; /* that slot, plus one spare */
 
 	size = sizeof(struct aio_ring);
 	size += sizeof(struct io_event) * nr_events;
@@ -447,10 +448,10 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	ctx->mmap_base = (unsigned long)user;
 
 	ctx->user_id = ctx->mmap_base;
-	ctx->nr_events = nr_events; /* trusted copy */
+	ctx->nr_events = nr_events; /* ours: userspace can rewrite ring->nr */
 
 	ring = ctx->ring;
-	ring->nr = nr_events; /* user copy */
+	ring->nr = nr_events; /* the value userspace reads */
 	ring->id = ~0U;
 	ring->head = ring->tail = 0;
 	ring->magic = AIO_RING_MAGIC;
@@ -513,18 +514,21 @@ static void free_ioctx_reqs(struct percpu_ref *ref)
 {
 	struct kioctx *ctx = container_of(ref, struct kioctx, reqs);
 
-	/* At this point we know that there are no any in-flight requests */
+	/* reqs reached zero: no request is in flight any more */
 	if (ctx->rq_wait && atomic_dec_and_test(&ctx->rq_wait->count))
 		complete(&ctx->rq_wait->comp);
 
-	/* Synchronize against RCU protected table->table[] dereferences */
+	/*
+	 * lookup_ioctx() may still hold a table->table[] pointer to this ctx
+	 * under rcu_read_lock(): free only after a grace period.
+	 */
 	call_rcu(&ctx->free_rcu, free_ioctx_rcu);
 }
 
 /*
- * When this function runs, the kioctx has been removed from the "hash table"
- * and ctx->users has dropped to 0, so we know no more kiocbs can be submitted -
- * now it's safe to cancel any that need to be.
+ * Runs once ctx->users has reached zero. The ctx is already out of the mm's
+ * lookup table by then, so io_submit can no longer add kiocbs to it, which
+ * makes this the place to cancel whatever is still on active_reqs.
  */
 static void free_ioctx_users(struct percpu_ref *ref)
 {
@@ -583,9 +587,9 @@ static int ioctx_add_table(struct kioctx *ctx, struct mm_struct *mm)
 					spin_unlock(&mm->ioctx_lock);
 
 					/*
-					 * While kioctx setup is in progress,
-					 * we are protected from page migration
-					 * changes ring_pages by ->ring_lock.
+					 * ioctx_alloc() holds ring_lock for
+					 * the whole setup, so page migration
+					 * cannot swap the ring pages here.
 					 */
 					ring = ctx->ring;
 					ring->id = ctx->id;
@@ -635,7 +639,8 @@ static void aio_nr_sub(unsigned nr)
 }
 
 /* ioctx_alloc
- *	Allocates and initializes an ioctx.  Returns an ERR_PTR if it failed.
+ *	Build a new kioctx (refs, ring, table slot) for the current mm.
+ *	Failure comes back as an ERR_PTR.
  */
 static struct kioctx *ioctx_alloc(unsigned nr_events)
 {
@@ -644,24 +649,23 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	int err = -ENOMEM;
 
 	/*
-	 * Store the original nr_events -- what userspace passed to io_setup(),
-	 * for counting against the global limit -- before it changes.
+	 * nr_events is scaled below; the caller's unscaled value is what the
+	 * aio_max_nr quota is charged with, so remember it first.
 	 */
 	unsigned int max_reqs = nr_events;
 
 	/*
-	 * We keep track of the number of available ringbuffer slots, to prevent
-	 * overflow (reqs_available), and we also use percpu counters for this.
-	 *
-	 * So since up to half the slots might be on other cpu's percpu counters
-	 * and unavailable, double nr_events so userspace sees what they
-	 * expected: additionally, we move req_batch slots to/from percpu
-	 * counters at a time, so make sure that isn't 0:
+	 * Free ring slots are tracked in reqs_available, partly cached in
+	 * per-CPU counters, so up to half of them can sit parked on CPUs
+	 * other than the submitter's. Doubling nr_events keeps the capacity
+	 * userspace asked for reachable anyway. The floor of four per
+	 * possible CPU keeps req_batch, the number of slots moved per
+	 * transfer between percpu and shared counters, from being 0.
 	 */
 	nr_events = max(nr_events, num_possible_cpus() * 4);
 	nr_events *= 2;
 
-	/* Prevent overflows */
+	/* Refuse sizes for which the ring size computation would overflow */
 	if (nr_events > (0x10000000U / sizeof(struct io_event)))
 		return (struct kioctx *)ERR_PTR(-EINVAL);
 
@@ -677,8 +681,8 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	spin_lock_init(&ctx->ctx_lock);
 	spin_lock_init(&ctx->completion_lock);
 	mutex_init(&ctx->ring_lock);
-	/* Protect against page migration throughout kiotx setup by keeping
-	 * the ring_lock mutex held until setup is complete. */
+	/* ring_lock stays held until setup is finished, so that page
+	 * migration never sees a half-built kioctx. */
 	mutex_lock(&ctx->ring_lock);
 	spin_lock_init(&ctx->wait.lock);
 	INIT_LIST_HEAD(&ctx->wait.head);
@@ -709,7 +713,7 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	if (ctx->req_batch < 1)
 		ctx->req_batch = 1;
 
-	/* limit the number of system wide aios */
+	/* charge max_reqs to aio_nr; fail if that passes aio_max_nr */
 	spin_lock(&aio_nr_lock);
 	if (aio_nr + ctx->max_reqs > aio_max_nr || aio_nr + ctx->max_reqs < aio_nr) {
 		spin_unlock(&aio_nr_lock);
@@ -719,14 +723,14 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	aio_nr += ctx->max_reqs;
 	spin_unlock(&aio_nr_lock);
 
-	percpu_ref_get(&ctx->users); /* io_setup() will drop this ref */
-	percpu_ref_get(&ctx->reqs);  /* free_ioctx_users() will drop this */
+	percpu_ref_get(&ctx->users); /* put by io_setup() when done */
+	percpu_ref_get(&ctx->reqs);  /* put by free_ioctx_users() */
 
 	err = ioctx_add_table(ctx, mm);
 	if (err)
 		goto err_cleanup;
 
-	/* Release the ring_lock mutex now that all setup is complete. */
+	/* Setup done: page migration may touch the ring again. */
 	mutex_unlock(&ctx->ring_lock);
 	atomic_long_inc(&aio_live_ctx);
 
@@ -765,9 +769,11 @@ static void aio_wake_up_all(struct kioctx *ctx)
 }
 
 /* kill_ioctx
- *	Cancels all outstanding aio requests on an aio context.  Used
- *	when the processes owning a context have all exited to encourage
- *	the rapid destruction of the kioctx.
+ *	Mark the context dead, take it out of the lookup structures and
+ *	kill ctx->users, which gets every outstanding request cancelled.
+ *	Besides io_destroy, exit_aio uses it once the owning process is
+ *	gone, so that the kioctx is torn down without delay. Returns
+ *	-EINVAL if the context was already dead.
  */
 static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wait *wait)
 {
@@ -786,15 +792,17 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 	radix_tree_delete(&mm->ioctx_rtree, ctx->rtree_key);
 	spin_unlock(&mm->ioctx_lock);
 
-	/* free_ioctx_reqs() will do the necessary RCU synchronization */
+	/*
+	 * No synchronize_rcu() here: free_ioctx_reqs() defers the free past
+	 * a grace period.
+	 */
 	aio_wake_up_all(ctx);
 
 	/*
-	 * It'd be more correct to do this in free_ioctx(), after all
-	 * the outstanding kiocbs have finished - but by then io_destroy
-	 * has already returned, so io_setup() could potentially return
-	 * -EAGAIN with no ioctxs actually in use (as far as userspace
-	 *  could tell).
+	 * Refund the quota now rather than in free_ioctx(). Waiting for the
+	 * last kiocb would be more exact, but io_destroy returns before that
+	 * point, and an io_setup() issued right after could then get -EAGAIN
+	 * although, as far as userspace can see, no context is left.
 	 */
 	aio_nr_sub(ctx->max_reqs);
 
@@ -812,12 +820,11 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 }
 
 /*
- * exit_aio: called when the last user of mm goes away.  At this point, there is
- * no way for any new requests to be submited or any of the io_* syscalls to be
- * called on the context.
+ * exit_aio: the mm has lost its final user, so nothing can submit to its
+ * contexts or call any io_* syscall on them any more.
  *
- * There may be outstanding kiocbs, but free_ioctx() will explicitly wait on
- * them.
+ * Requests may still be in flight; the wait at the end (completed through
+ * free_ioctx_reqs()) covers them before the table goes away.
  */
 void exit_aio(struct mm_struct *mm)
 {
@@ -841,11 +848,10 @@ void exit_aio(struct mm_struct *mm)
 		}
 
 		/*
-		 * We don't need to bother with munmap() here - exit_mmap(mm)
-		 * is coming and it'll unmap everything. And we simply can't,
-		 * this is not necessarily our ->mm.
-		 * Since kill_ioctx() uses non-zero ->mmap_size as indicator
-		 * that it needs to unmap the area, just set it to 0.
+		 * No munmap(): exit_mmap() will drop every mapping of this mm
+		 * shortly, and the mm being torn down need not be the caller's
+		 * own, so unmapping from here would be wrong anyway. kill_ioctx()
+		 * unmaps only when ->mmap_size is non-zero; clearing it skips that.
 		 */
 		ctx->mmap_size = 0;
 		if (kill_ioctx(mm, ctx, &wait))
@@ -853,7 +859,7 @@ void exit_aio(struct mm_struct *mm)
 	}
 
 	if (!atomic_sub_and_test(skipped, &wait.count)) {
-		/* Wait until all IO for the context are done. */
+		/* Sleep until every killed context has drained its requests. */
 		wait_for_completion(&wait.comp);
 	}
 
@@ -938,17 +944,17 @@ out:
 }
 
 /* refill_reqs_available
- *	Updates the reqs_available reference counts used for tracking the
- *	number of free slots in the completion ring.  This can be called
- *	from aio_complete() (to optimistically update reqs_available) or
- *	from aio_get_req() (the we're out of events case).  It must be
- *	called holding ctx->completion_lock.
+ *	Return to reqs_available the slots of completed events that have
+ *	since left the ring (completed_events minus what still lies between
+ *	head and tail). aio_complete() calls it opportunistically, and the
+ *	submit path calls it when aio_get_req() finds no free slot. Caller
+ *	holds ctx->completion_lock.
  */
 static void refill_reqs_available(struct kioctx *ctx, unsigned head, unsigned tail)
 {
 	unsigned events_in_ring, completed;
 
-	/* Clamp head since userland can write to it. */
+	/* head is user-writable: bring it into range before using it. */
 	head %= ctx->nr_events;
 	if (head <= tail)
 		events_in_ring = tail - head;
@@ -969,8 +975,8 @@ static void refill_reqs_available(struct kioctx *ctx, unsigned head, unsigned ta
 }
 
 /* user_refill_reqs_available
- *	Called to refill reqs_available when aio_get_req() encounters an
- *	out of space in the completion ring.
+ *	Slow path of get_reqs_available(): no slot is left in the percpu or
+ *	shared counters, so reclaim those of events already reaped.
  */
 static void user_refill_reqs_available(struct kioctx *ctx)
 {
@@ -979,14 +985,13 @@ static void user_refill_reqs_available(struct kioctx *ctx)
 		struct aio_ring *ring;
 		unsigned head;
 
-		/* Access of ring->head may race with aio_read_events_ring()
-		 * here, but that's okay since whether we read the old version
-		 * or the new version, and either will be valid.  The important
-		 * part is that head cannot pass tail since we prevent
-		 * aio_complete() from updating tail by holding
-		 * ctx->completion_lock.  Even if head is invalid, the check
-		 * against ctx->completed_events below will make sure we do the
-		 * safe/right thing.
+		/* ring->head is read without ring_lock, so a concurrent
+		 * aio_read_events_ring() may be moving it; its old and new
+		 * values are both usable. What matters is that tail is frozen
+		 * while completion_lock is held (aio_complete() needs it), so
+		 * head cannot overtake tail. A garbage head does no harm
+		 * either: refill_reqs_available() never gives back more than
+		 * ctx->completed_events.
 		 */
 		ring = ctx->ring;
 		head = READ_ONCE(ring->head);
@@ -1006,11 +1011,11 @@ static bool get_reqs_available(struct kioctx *ctx)
 }
 
 /* aio_get_req
- *	Allocate a slot for an aio request.
- * Returns NULL if no requests are free.
+ *	Allocate a kiocb and reserve a ring slot for it; NULL when either
+ *	the allocation fails or the ring has no free slot.
  *
- * The refcount is initialized to 2 - one for the async op completion,
- * one for the synchronous code that does this.
+ *	ki_refcnt starts at 2: the submit path drops one reference when it
+ *	is done with the request, the completion drops the other.
  */
 static inline struct aio_kiocb *aio_get_req(struct kioctx *ctx)
 {
@@ -1116,7 +1121,8 @@ static inline void iocb_destroy(struct aio_kiocb *iocb)
 }
 
 /* aio_complete
- *	Called when the io request on the given iocb is complete.
+ *	Post the io_event of a finished request to the ring, then notify
+ *	its eventfd and the waiters in io_getevents.
  */
 static void aio_complete(struct aio_kiocb *iocb)
 {
@@ -1127,9 +1133,9 @@ static void aio_complete(struct aio_kiocb *iocb)
 	unsigned long flags;
 
 	/*
-	 * Add a completion event to the ring buffer. Must be done holding
-	 * ctx->completion_lock to prevent other code from messing with the tail
-	 * pointer since we might be called from irq context.
+	 * completion_lock serialises every writer of the tail: completions
+	 * may come from interrupt context (hence irqsave), and no two of
+	 * them may claim the same slot.
 	 */
 	spin_lock_irqsave(&ctx->completion_lock, flags);
 
@@ -1162,19 +1168,17 @@ static void aio_complete(struct aio_kiocb *iocb)
 	spin_unlock_irqrestore(&ctx->completion_lock, flags);
 
 	/*
-	 * Check if the user asked us to deliver the result through an
-	 * eventfd. The eventfd_signal() function is safe to be called
-	 * from IRQ context.
+	 * IOCB_FLAG_RESFD: also notify the eventfd attached to the request.
+	 * Signalling an eventfd is allowed from interrupt context as well.
 	 */
 	if (iocb->ki_eventfd >= 0)
 		aio_eventfd_signal(iocb->ki_eventfd);
 
 	/*
-	 * We have to order our ring_info tail store above and test
-	 * of the wait list below outside the wait lock.  This is
-	 * like in wake_up_bit() where clearing a bit has to be
-	 * ordered with the unlocked test. Pairs with the smp_mb() in
-	 * read_events() after the waiter is queued.
+	 * Full barrier between publishing ring->tail above and the lockless
+	 * check of ctx->wait.nr below: store first, then look for waiters
+	 * without the lock, the same pattern as wake_up_bit(). Pairs with
+	 * the smp_mb() read_events() issues after queueing its waiter.
 	 */
 	smp_mb();
 
@@ -1207,8 +1211,8 @@ static inline void iocb_put(struct aio_kiocb *iocb)
 /* Reaping.                                                            */
 
 /* aio_read_events_ring
- *	Pull an event off of the ioctx's event ring.  Returns the number of
- *	events fetched
+ *	Copy up to nr completed events from the ring to @event and move
+ *	ring->head past them. Returns how many were copied, or -EFAULT.
  */
 static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *event, long nr)
 {
@@ -1219,7 +1223,7 @@ static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *eve
 
 	mutex_lock(&ctx->ring_lock);
 
-	/* Access to ->ring_pages here is protected by ctx->ring_lock. */
+	/* Holding ring_lock keeps the ring pages and head stable here. */
 	ring = ctx->ring;
 	head = READ_ONCE(ring->head);
 	/* Pairs with the release store of ring->tail in aio_complete(). */
@@ -1506,9 +1510,8 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 		req->ki_flags |= IOCB_EVENTFD;
 	if (iocb->aio_flags & IOCB_FLAG_IOPRIO) {
 		/*
-		 * If the IOCB_FLAG_IOPRIO flag of aio_flags is set, then
-		 * aio_reqprio is interpreted as an I/O scheduling
-		 * class and priority.
+		 * IOCB_FLAG_IOPRIO: aio_reqprio carries this request's I/O
+		 * priority (scheduling class and level).
 		 */
 		ret = ioprio_check_cap(iocb->aio_reqprio);
 		if (ret)
@@ -1523,7 +1526,7 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 	if (unlikely(ret))
 		return ret;
 
-	req->ki_flags &= ~IOCB_HIPRI; /* no one is going to poll for this I/O */
+	req->ki_flags &= ~IOCB_HIPRI; /* aio never polls for completions */
 	return 0;
 }
 
@@ -1619,8 +1622,8 @@ static inline void aio_rw_done(struct kiocb *req, ssize_t ret)
 	case -ERESTARTNOHAND:
 	case -ERESTART_RESTARTBLOCK:
 		/*
-		 * There's no easy way to restart the syscall since other AIO's
-		 * may be already running. Just fail this IO with EINTR.
+		 * Restarting is not an option: other requests of the same
+		 * io_submit may already be running. Report EINTR instead.
 		 */
 		ret = -EINTR;
 		fallthrough;
@@ -1809,11 +1812,11 @@ static void aio_poll_complete_work(struct aio_kiocb *iocb)
 	__poll_t mask = 0;
 
 	/*
-	 * Note that ->ki_cancel callers also delete iocb from active_reqs after
-	 * calling ->ki_cancel.  We need the ctx_lock roundtrip here to
-	 * synchronize with them.  In the cancellation case the list_del_init
-	 * itself is not actually needed, but harmless so we keep it in to
-	 * avoid further branches in the fast path.
+	 * Whoever calls ->ki_cancel also unlinks the iocb from active_reqs
+	 * right after, so the list_del_init() below is done under ctx_lock
+	 * to be ordered with them. For a cancelled request the unlink is
+	 * redundant but harmless, and doing it unconditionally spares the
+	 * common path a branch.
 	 */
 	/*
 	 * The kernel completes a woken request with the wakeup's key, which
@@ -1866,10 +1869,10 @@ static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
 	__poll_t mask;
 	int pfd;
 
-	/* reject any unknown events outside the normal event mask. */
+	/* the event mask lives in aio_buf and must fit in 16 bits */
 	if ((u16)iocb->aio_buf != iocb->aio_buf)
 		return -EINVAL;
-	/* reject fields that are not defined for poll */
+	/* offset, length and rw flags mean nothing for poll: must be 0 */
 	if (iocb->aio_offset || iocb->aio_nbytes || iocb->aio_rw_flags)
 		return -EINVAL;
 
@@ -1925,10 +1928,9 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 	if (iocb->aio_flags & IOCB_FLAG_RESFD) {
 		int eventfd;
 		/*
-		 * If the IOCB_FLAG_RESFD flag of aio_flags is set, get an
-		 * instance of the file* now. The file descriptor must be
-		 * an eventfd() fd, and will be signaled for each completed
-		 * event using the eventfd_signal() function.
+		 * IOCB_FLAG_RESFD: take a reference on the descriptor in
+		 * aio_resfd right away. It has to be an eventfd; completing
+		 * the request signals it (eventfd_signal()) once.
 		 */
 		eventfd = aio_eventfd_ctx_fdget(iocb->aio_resfd);
 		if (eventfd < 0)
@@ -1978,13 +1980,13 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 	if (unlikely(copy_from_user(&iocb, user_iocb, sizeof(iocb))))
 		return -EFAULT;
 
-	/* enforce forwards compatibility on users */
+	/* reserved fields must be 0, leaving them free for future use */
 	if (unlikely(iocb.aio_reserved2)) {
 		pr_debug("EINVAL: reserve field set\n");
 		return -EINVAL;
 	}
 
-	/* prevent overflows */
+	/* buffer address and length must fit the native types */
 	if (unlikely((iocb.aio_buf != (unsigned long)iocb.aio_buf) ||
 		     (iocb.aio_nbytes != (size_t)iocb.aio_nbytes) ||
 		     ((ssize_t)iocb.aio_nbytes < 0))) {
@@ -1998,13 +2000,13 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 
 	err = __io_submit_one(ctx, &iocb, user_iocb, req);
 
-	/* Done with the synchronous reference */
+	/* drop the submit path's reference */
 	iocb_put(req);
 
 	/*
-	 * If err is 0, we'd either done aio_complete() ourselves or have
-	 * arranged for that to be done asynchronously.  Anything non-zero
-	 * means that we need to destroy req ourselves.
+	 * On success the request has either completed already or will be
+	 * completed asynchronously. On failure nobody else owns req: free
+	 * it here and give its ring slot back.
 	 */
 	if (unlikely(err)) {
 		iocb_destroy(req);
@@ -2017,17 +2019,14 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 /* The system calls.                                                   */
 
 /* sys_io_setup:
- *	Create an aio_context capable of receiving at least nr_events.
- *	ctxp must not point to an aio_context that already exists, and
- *	must be initialized to 0 prior to the call.  On successful
- *	creation of the aio_context, *ctxp is filled in with the resulting
- *	handle.  May fail with -EINVAL if *ctxp is not initialized,
- *	if the specified nr_events exceeds internal limits.  May fail
- *	with -EAGAIN if the specified nr_events exceeds the user's limit
- *	of available events.  May fail with -ENOMEM if insufficient kernel
- *	resources are available.  May fail with -EFAULT if an invalid
- *	pointer is passed for ctxp.  Will fail with -ENOSYS if not
- *	implemented.
+ *	Make a new AIO context with room for at least nr_events completions
+ *	and store its handle in *ctxp, which has to hold 0 beforehand (it
+ *	must not name a context that exists).
+ *	Errors: -EINVAL when *ctxp is non-zero, or nr_events is 0 or beyond
+ *	what the implementation can size; -EAGAIN when nr_events would take
+ *	the system past aio_max_nr; -ENOMEM when memory for the context
+ *	runs out; -EFAULT when ctxp is not a usable user pointer. A kernel
+ *	built without AIO answers -ENOSYS.
  */
 extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long __user *ctxp)
 {
@@ -2060,10 +2059,10 @@ out:
 }
 
 /* sys_io_destroy:
- *	Destroy the aio_context specified.  May cancel any outstanding
- *	AIOs and block on completion.  Will fail with -ENOSYS if not
- *	implemented.  May fail with -EINVAL if the context pointed to
- *	is invalid.
+ *	Tear down context @ctx: requests still outstanding are cancelled
+ *	where possible, and the call sleeps until all of them are finished.
+ *	-EINVAL if @ctx is not a live context of this process; a kernel
+ *	built without AIO answers -ENOSYS.
  */
 extern "C" long ukern_io_destroy(unsigned long ctx)
 {
@@ -2076,16 +2075,16 @@ extern "C" long ukern_io_destroy(unsigned long ctx)
 		init_completion(&wait.comp);
 		atomic_set(&wait.count, 1);
 
-		/* Pass requests_done to kill_ioctx() where it can be set
-		 * in a thread-safe way. If we try to set it here then we have
-		 * a race condition if two io_destroy() called simultaneously.
+		/* kill_ioctx() stores &wait in ctx->rq_wait, and only for the
+		 * caller that wins the dead flag; setting it from here would
+		 * race when two threads destroy the same context at once.
 		 */
 		ret = kill_ioctx(aio_current_mm(), ioctx, &wait);
 		percpu_ref_put(&ioctx->users);
 
-		/* Wait until all IO for the context are done. Otherwise kernel
-		 * keep using user-space buffers even if user thinks the context
-		 * is destroyed.
+		/* Do not return while I/O is still draining: those requests
+		 * may go on touching the program's buffers after it believes
+		 * the context is gone.
 		 */
 		if (!ret)
 			wait_for_completion(&wait.comp);
@@ -2097,16 +2096,15 @@ extern "C" long ukern_io_destroy(unsigned long ctx)
 }
 
 /* sys_io_submit:
- *	Queue the nr iocbs pointed to by iocbpp for processing.  Returns
- *	the number of iocbs queued.  May return -EINVAL if the aio_context
- *	specified by ctx_id is invalid, if nr is < 0, if the iocb at
- *	*iocbpp[0] is not properly initialized, if the operation specified
- *	is invalid for the file descriptor in the iocb.  May fail with
- *	-EFAULT if any of the data structures point to invalid data.  May
- *	fail with -EBADF if the file descriptor specified in the first
- *	iocb is invalid.  May fail with -EAGAIN if insufficient resources
- *	are available to queue any iocbs.  Will return 0 if nr is 0.  Will
- *	fail with -ENOSYS if not implemented.
+ *	Start the requests described by the nr iocb pointers at iocbpp (nr
+ *	is capped at the ring size) and return how many were accepted. The
+ *	batch stops at the first iocb that fails; its error is returned
+ *	only when nothing was accepted, and nr == 0 simply gives 0.
+ *	That error is -EINVAL for a bad ctx_id, a negative nr, a malformed
+ *	iocb or an opcode the file cannot do; -EFAULT for unreadable user
+ *	memory; -EBADF for a bad descriptor in the iocb; -EAGAIN when no
+ *	ring slot (or memory) is left for it. A kernel built without AIO
+ *	answers -ENOSYS.
  */
 extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __user **iocbpp)
 {
@@ -2150,14 +2148,14 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 }
 
 /* sys_io_cancel:
- *	Attempts to cancel an iocb previously passed to io_submit.  If
- *	the operation is successfully cancelled, the resulting event is
- *	copied into the memory pointed to by result without being placed
- *	into the completion queue and 0 is returned.  May fail with
- *	-EFAULT if any of the data structures pointed to are invalid.
- *	May fail with -EINVAL if aio_context specified by ctx_id is
- *	invalid.  May fail with -EAGAIN if the iocb specified was not
- *	cancelled.  Will fail with -ENOSYS if not implemented.
+ *	Ask for an iocb, earlier handed to io_submit on this context, to be
+ *	cancelled. The original interface copied a cancelled request's
+ *	event to @result instead of the ring and returned 0; today @result
+ *	is ignored, the event still arrives through the ring, and a
+ *	cancellation that got started returns -EINPROGRESS.
+ *	-EFAULT: the iocb cannot be read. -EINVAL: bad ctx_id, or the iocb
+ *	is not a cancellable request in flight here. The ABI also names
+ *	-EAGAIN (not cancelled) and -ENOSYS (kernel without AIO).
  */
 extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 				struct io_event __user *result)
@@ -2190,9 +2188,9 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 
 	if (!ret) {
 		/*
-		 * The result argument is no longer used - the io_event is
-		 * always delivered via the ring buffer. -EINPROGRESS indicates
-		 * cancellation is progress:
+		 * @result is left alone: the event reaches userspace through
+		 * the ring like any other, and -EINPROGRESS tells the caller
+		 * that the cancellation is under way.
 		 */
 		ret = -EINPROGRESS;
 	}
@@ -2234,16 +2232,14 @@ static long do_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 }
 
 /* io_getevents:
- *	Attempts to read at least min_nr events and up to nr events from
- *	the completion queue for the aio_context specified by ctx_id. If
- *	it succeeds, the number of read events is returned. May fail with
- *	-EINVAL if ctx_id is invalid, if min_nr is out of range, if nr is
- *	out of range, if timeout is out of range.  May fail with -EFAULT
- *	if any of the memory specified is invalid.  May return 0 or
- *	< min_nr if the timeout specified by timeout has elapsed
- *	before sufficient events are available, where timeout == NULL
- *	specifies an infinite timeout. Note that the timeout pointed to by
- *	timeout is relative.  Will fail with -ENOSYS if not implemented.
+ *	Reap between min_nr and nr completions of context ctx_id into
+ *	@events and return how many were copied. @timeout is a relative
+ *	interval, NULL meaning no limit; if it runs out first, fewer than
+ *	min_nr events (possibly none) are returned.
+ *	-EINVAL: bad ctx_id, min_nr or nr out of range (0 <= min_nr <= nr
+ *	is required), or, per the ABI, a timeout out of range. -EFAULT:
+ *	@events or @timeout is not accessible. A kernel built without AIO
+ *	answers -ENOSYS.
  */
 extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 				   struct io_event __user *events, struct timespec __user *timeout)

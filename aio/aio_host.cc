@@ -307,8 +307,9 @@ bool arena_take(aio_ring_arena *a, unsigned long n, unsigned long *pgoff)
 }
 
 /*
- * The program no longer has the ring where we put it (it unmapped or
- * moved it): whatever is at that address now is not ours to replace.
+ * The ring's user mapping is no longer where we made it (the program
+ * unmapped or moved it), so the range may now hold the program's own
+ * memory and must never be replaced by us.
  */
 void user_mapping_gone(struct aio_ring_area *area)
 {

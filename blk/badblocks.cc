@@ -149,7 +149,7 @@ bool badblocks_set(struct badblocks *bb, sector_t s, sector_t sectors, int ackno
 	bool rv;
 
 	if (bb->shift < 0)
-		return false; /* badblocks are disabled */
+		return false; /* shift < 0: table switched off */
 	if (sectors == 0)
 		return true;
 

@@ -213,7 +213,7 @@ struct blk_plug_cb *blk_check_plugged(blk_plug_cb_fn unplug, void *data, int siz
 		if (cb->callback == unplug && cb->data == data)
 			return cb;
 
-	/* Not currently on the callback list */
+	/* No match yet: add a fresh callback. */
 	BUG_ON(size < (int)sizeof(*cb));
 	cb = (struct blk_plug_cb *)kzalloc(size, GFP_ATOMIC);
 	if (cb) {

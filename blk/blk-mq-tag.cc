@@ -19,8 +19,9 @@ static void blk_mq_update_wake_batch(struct blk_mq_tags *tags, unsigned int user
 }
 
 /*
- * A queue starts using a shared tag map: count it as a user before it
- * allocates, so the others leave it its share.
+ * Marks @hctx (or its queue, with shared tags) active and raises
+ * active_queues. Done ahead of the first allocation: even if that one fails,
+ * hctx_may_queue() on the other sharers already sets a slice aside for it.
  */
 void __blk_mq_tag_busy(struct blk_mq_hw_ctx *hctx)
 {
@@ -55,7 +56,10 @@ void blk_mq_tag_wakeup_all(struct blk_mq_tags *tags, bool include_reserve)
 		sbitmap_queue_wake_all(&tags->breserved_tags);
 }
 
-/* A queue went idle: the others' shares grow, so let sleepers re-check. */
+/*
+ * Drops @hctx from active_queues. Fewer users means a larger per-user limit,
+ * so every sleeper is woken to retry its allocation.
+ */
 void __blk_mq_tag_idle(struct blk_mq_hw_ctx *hctx)
 {
 	struct blk_mq_tags *tags = hctx->tags;
@@ -142,10 +146,13 @@ unsigned int blk_mq_get_tag(struct blk_mq_alloc_data *data)
 	do {
 		struct sbitmap_queue *bt_prev;
 
-		/* Out of tags: push pending submissions out before sleeping. */
+		/*
+		 * Before sleeping, dispatch what is queued on this hctx, so
+		 * that completions (and with them free tags) can come in.
+		 */
 		blk_mq_run_hw_queue(data->hctx, false);
 
-		/* Running the queue may have reaped completions. */
+		/* Try again: completions handled by that run may have returned tags. */
 		tag = __blk_mq_get_tag(data, bt);
 		if (tag != (int)BLK_MQ_NO_TAG)
 			break;
@@ -172,8 +179,9 @@ unsigned int blk_mq_get_tag(struct blk_mq_alloc_data *data)
 			bt = &tags->bitmap_tags;
 
 		/*
-		 * The wake-up we used was meant for the old queue: hand one
-		 * back there so its other sleepers are not left short.
+		 * We consumed one of bt_prev's wake-ups but now allocate from
+		 * another map: issue a spare wake-up on bt_prev so that a
+		 * sleeper there does not starve.
 		 */
 		if (bt != bt_prev)
 			sbitmap_queue_wake_up(bt_prev, 1);
@@ -184,7 +192,10 @@ unsigned int blk_mq_get_tag(struct blk_mq_alloc_data *data)
 	sbitmap_finish_wait(bt, ws, &wait);
 
 found_tag:
-	/* The hctx went away (CPU offline): the caller retries elsewhere. */
+	/*
+	 * BLK_MQ_S_INACTIVE: this hctx's CPUs are going offline. Return the
+	 * tag; the caller picks an active hctx and tries again.
+	 */
 	if (unlikely(test_bit(BLK_MQ_S_INACTIVE, &data->hctx->state))) {
 		blk_mq_put_tag(tags, data->ctx, tag + tag_offset);
 		return BLK_MQ_NO_TAG;
@@ -409,7 +420,7 @@ void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, v
 			struct sbitmap_queue *bresv = &tags->breserved_tags;
 			struct sbitmap_queue *btags = &tags->bitmap_tags;
 
-			/* No software queue maps here: nothing can be in flight. */
+			/* An hctx with no ctx mapped to it holds no requests: skip it. */
 			if (!blk_mq_hw_queue_mapped(hctx))
 				continue;
 
@@ -483,7 +494,10 @@ void blk_mq_tag_update_sched_shared_tags(struct request_queue *q, unsigned int n
 	sbitmap_queue_resize(&q->sched_shared_tags->bitmap_tags, nr - q->tag_set->reserved_tags);
 }
 
-/* hw queue number in the upper 16 bits, the per-hctx tag in the lower 16. */
+/*
+ * rq->tag repeats across hctxs; combining it (low BLK_MQ_UNIQUE_TAG_BITS bits)
+ * with queue_num (high bits) gives one value unique within the queue.
+ */
 u32 blk_mq_unique_tag(struct request *rq)
 {
 	return (rq->mq_hctx->queue_num << BLK_MQ_UNIQUE_TAG_BITS) |

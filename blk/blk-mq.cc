@@ -2075,7 +2075,7 @@ static void blk_mq_del_queue_tag_set(struct request_queue *q)
 	mutex_lock(&set->tag_list_lock);
 	list_del(&q->tag_set_list);
 	if (list_is_singular(&set->tag_list)) {
-		/* just transitioned to unshared */
+		/* Down to a single queue: fair sharing no longer applies. */
 		set->flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
 		blk_mq_update_tag_set_shared(set, false);
 	}

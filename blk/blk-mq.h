@@ -13,18 +13,18 @@
 #include <uk/linux/smp.h>
 
 struct blk_mq_alloc_data {
-	/* input parameters */
+	/* what the caller asks for */
 	struct request_queue *q;
 	blk_mq_req_flags_t flags;
 	unsigned int shallow_depth;
 	blk_opf_t cmd_flags;
 	req_flags_t rq_flags;
 
-	/* allocate multiple requests/tags in one go */
+	/* batching: tags wanted at once, and where the spare requests wait */
 	unsigned int nr_tags;
 	struct rq_list *cached_rqs;
 
-	/* input & output parameter */
+	/* in and out: the software and hardware queue used */
 	struct blk_mq_ctx *ctx;
 	struct blk_mq_hw_ctx *hctx;
 };
@@ -160,7 +160,7 @@ static inline bool hctx_may_queue(struct blk_mq_hw_ctx *hctx, struct sbitmap_que
 	if (!hctx || !(hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED))
 		return true;
 
-	/* Don't try dividing an ant. */
+	/* A map of one tag cannot be split between users. */
 	if (bt->sb.depth == 1)
 		return true;
 

@@ -707,7 +707,11 @@ static void __sbitmap_queue_wake_up(struct sbitmap_queue *sbq, int nr)
 	for (i = 0; i < SBQ_WAIT_QUEUES; i++) {
 		struct sbq_wait_state *ws = &sbq->ws[wake_index];
 
-		/* Move on before looking, so no queue must drain before the next. */
+		/*
+		 * Advance the index before examining this queue, for fairness:
+		 * the next batch starts on another queue even if this one still
+		 * has sleepers.
+		 */
 		wake_index = sbq_index_inc(wake_index);
 
 		if (waitqueue_active(&ws->wait)) {
@@ -780,17 +784,29 @@ static bool __sbq_wake_up_v61(struct sbitmap_queue *sbq, int *nr)
 		wait_cnt = cur - sub;
 	} while (!atomic_try_cmpxchg(&ws->wait_cnt, &cur, wait_cnt));
 
-	/* Charged a queue that has just emptied: go again, or it is lost. */
+	/*
+	 * Count still above zero: this call is done, unless the queue turned
+	 * out to have no sleepers, in which case the credit was wasted and the
+	 * caller has to go round again.
+	 */
 	if (wait_cnt > 0)
 		return !waitqueue_active(&ws->wait);
 
 	*nr -= sub;
 
-	/* The count is 0: this context must reset it, woken or not. */
+	/*
+	 * We took the count to zero, so resetting it is our job whatever the
+	 * wake-up below achieves; note now whether anyone was there to wake
+	 * (if not, the caller retries).
+	 */
 	ret = !waitqueue_active(&ws->wait);
 	wake_batch = READ_ONCE(sbq->wake_batch);
 
-	/* Wake first, so racing callers cannot charge an empty queue. */
+	/*
+	 * Waking before the reset keeps the count at 0 meanwhile, so
+	 * concurrent callers skip this queue rather than charge it after its
+	 * sleepers are gone.
+	 */
 	wake_up_nr(&ws->wait, wake_batch);
 
 	/* ukern: a nested completion lands here in the lost-wake-up test. */

@@ -813,7 +813,7 @@ static int nullb_update_nr_hw_queues(struct nullb_device *dev, unsigned int subm
 
 	if (!dev->nullb)
 		return 0;
-	/* At least one submit queue. */
+	/* Zero submit queues is not a valid setting. */
 	if (!submit_queues)
 		return -EINVAL;
 	/* The per-hctx nullb_queue array is sized by these limits. */

@@ -211,9 +211,12 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_m
 
 	if (should_requeue_request(nq->dev)) {
 		/*
-		 * Take turns: the core's busy path, then the driver's requeue.
-		 * Direct issue and the requeue work can both be here for one
-		 * queue; a lost increment only skips a turn, as upstream.
+		 * An odd count hands the request back with BLK_STS_RESOURCE so
+		 * the block core retries it; an even one requeues it from here
+		 * via blk_mq_requeue_request(). The counter is bumped without a
+		 * lock (direct issue and the requeue work may both reach this
+		 * for one queue); upstream accepts the same race, whose only
+		 * effect is that one path is taken twice in a row.
 		 */
 		if (data_race(++nq->requeue_selection) & 1)
 			return BLK_STS_RESOURCE;

@@ -71,14 +71,16 @@ static unsigned long __percpu *percpu_count_ptr(struct percpu_ref *ref)
 }
 
 /**
- * percpu_ref_init - initialize a percpu refcount
- * @ref: percpu_ref to initialize
- * @release: function called when the count drops to zero
- * @flags: PERCPU_REF_INIT_* flags
- * @gfp: allocation mask
+ * percpu_ref_init - set up a percpu_ref and its counters
+ * @ref: the percpu_ref being set up
+ * @release: callback run by the put that takes the count to zero
+ * @flags: any combination of the PERCPU_REF_INIT_* bits
+ * @gfp: GFP mask for the counter and data allocations
  *
- * The ref starts with one reference, in percpu mode unless @flags say
- * otherwise. Returns 0 or -ENOMEM.
+ * Returns 0, or -ENOMEM when an allocation fails. By default @ref comes up
+ * live in percpu mode, holding one reference that belongs to the caller;
+ * PERCPU_REF_INIT_ATOMIC makes it start in atomic mode instead, and
+ * PERCPU_REF_INIT_DEAD makes it start dead (atomic) with a count of zero.
  */
 int percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release, unsigned int flags,
 		    gfp_t gfp)
@@ -142,8 +144,8 @@ static void __percpu_ref_exit(struct percpu_ref *ref)
 }
 
 /**
- * percpu_ref_exit - undo percpu_ref_init()
- * @ref: percpu_ref to exit
+ * percpu_ref_exit - tear down what percpu_ref_init() set up
+ * @ref: the percpu_ref being torn down
  *
  * Frees the percpu counters and the out-of-line data. The final count is
  * kept in @ref so percpu_ref_is_zero() still answers. Legal from the
@@ -284,14 +286,15 @@ static void __percpu_ref_switch_mode(struct percpu_ref *ref, percpu_ref_func_t *
 }
 
 /**
- * percpu_ref_switch_to_atomic - switch a percpu_ref to atomic mode
- * @ref: percpu_ref to switch
- * @confirm_switch: optional callback, called once the switch is complete
+ * percpu_ref_switch_to_atomic - make @ref use its shared atomic counter
+ * @ref: the percpu_ref to move out of percpu mode
+ * @confirm_switch: callback (may be NULL) run when the switch has completed
  *
- * The ref stays atomic until percpu_ref_switch_to_percpu(). The switch
- * completes after an RCU grace period; @confirm_switch then runs from the
- * RCU callback and must not sleep. May block while an earlier switch is
- * still in flight.
+ * Sticky: kills and reinits leave @ref atomic until someone calls
+ * percpu_ref_switch_to_percpu(). The per-CPU sums are folded in only once
+ * an RCU grace period has elapsed, and @confirm_switch is invoked from that
+ * RCU callback, so it must not sleep. If an earlier switch to atomic has
+ * not been confirmed yet, the caller sleeps until it is.
  */
 void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *confirm_switch)
 {
@@ -306,8 +309,8 @@ void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *conf
 }
 
 /**
- * percpu_ref_switch_to_atomic_sync - switch to atomic mode and wait for it
- * @ref: percpu_ref to switch
+ * percpu_ref_switch_to_atomic_sync - atomic mode, waiting until it holds
+ * @ref: the percpu_ref to move out of percpu mode
  */
 void percpu_ref_switch_to_atomic_sync(struct percpu_ref *ref)
 {
@@ -317,12 +320,14 @@ void percpu_ref_switch_to_atomic_sync(struct percpu_ref *ref)
 }
 
 /**
- * percpu_ref_switch_to_percpu - switch a percpu_ref back to percpu mode
- * @ref: percpu_ref to switch
+ * percpu_ref_switch_to_percpu - let @ref use its per-CPU counters again
+ * @ref: the percpu_ref to return to percpu mode
  *
- * Undoes percpu_ref_switch_to_atomic() and PERCPU_REF_INIT_ATOMIC. A dying
- * ref switches only when it is reinited. May block while a switch to
- * atomic is in flight.
+ * Clears the force-atomic state that PERCPU_REF_INIT_ATOMIC or
+ * percpu_ref_switch_to_atomic() left behind. On a ref that is being killed
+ * nothing changes now; the percpu counters come back at its next reinit
+ * or resurrect.
+ * Sleeps first if a switch to atomic has not been confirmed yet.
  */
 void percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 {
@@ -337,14 +342,15 @@ void percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 }
 
 /**
- * percpu_ref_kill_and_confirm - drop the initial ref and schedule confirmation
- * @ref: percpu_ref to kill
+ * percpu_ref_kill_and_confirm - kill @ref, with an optional notification
+ * @ref: the percpu_ref being killed
  * @confirm_kill: optional callback, once no CPU can take a live reference
  *
- * Marks @ref dead, switches it to atomic mode and puts the initial
- * reference. percpu_ref_tryget_live() fails on every CPU once
- * @confirm_kill has been called. No grace period separates the kill from
- * ->release(): users that need one add it.
+ * Sets the dead bit, moves @ref to atomic mode and gives up the initial
+ * reference. By the time @confirm_kill runs, percpu_ref_tryget_live() can
+ * no longer succeed on any CPU. ->release() may run right after the kill:
+ * a caller that wants an RCU grace period in between must wait for one
+ * itself.
  */
 void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *confirm_kill)
 {
@@ -363,8 +369,8 @@ void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *conf
 }
 
 /**
- * percpu_ref_is_zero - test whether a percpu refcount reached zero
- * @ref: percpu_ref to test
+ * percpu_ref_is_zero - report whether no references remain
+ * @ref: the percpu_ref to check
  *
  * Always false in percpu mode. Also valid after percpu_ref_exit().
  */
@@ -394,12 +400,12 @@ bool percpu_ref_is_zero(struct percpu_ref *ref)
 }
 
 /**
- * percpu_ref_reinit - re-initialize a percpu refcount
+ * percpu_ref_reinit - make a killed, drained percpu_ref usable again
  * @ref: a killed percpu_ref whose count reached zero
  *
- * Back to the state after percpu_ref_init() with the same flags. The ref
- * must have been created with PERCPU_REF_ALLOW_REINIT (or INIT_ATOMIC/
- * INIT_DEAD) and not exited.
+ * Leaves @ref as percpu_ref_init() with the original flags would have.
+ * Only for a ref made with PERCPU_REF_ALLOW_REINIT (INIT_ATOMIC and
+ * INIT_DEAD imply it) on which percpu_ref_exit() has not been called.
  */
 void percpu_ref_reinit(struct percpu_ref *ref)
 {
@@ -410,7 +416,7 @@ void percpu_ref_reinit(struct percpu_ref *ref)
 
 /**
  * percpu_ref_resurrect - bring a dying percpu_ref back
- * @ref: percpu_ref to resurrect
+ * @ref: the dying percpu_ref to revive
  *
  * Like percpu_ref_reinit() but without requiring a zero count: takes a new
  * initial reference and switches back to the mode the flags ask for.

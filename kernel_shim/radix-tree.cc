@@ -881,7 +881,7 @@ void *radix_tree_delete(struct radix_tree_root *root, unsigned long index)
 	}
 
 	to_free = NULL;
-	/* Now free the nodes we do not need anymore. */
+	/* Climb back up, releasing each node this removal has left empty. */
 	while (node) {
 		WRITE_ONCE(node->slots[offset], NULL);
 		node->count--;
@@ -895,7 +895,7 @@ void *radix_tree_delete(struct radix_tree_root *root, unsigned long index)
 			goto out;
 		}
 
-		/* Node with zero slots in use so free it. */
+		/* Nothing remains in this node: queue it for freeing, go up. */
 		to_free = node;
 
 		index >>= RADIX_TREE_MAP_SHIFT;
@@ -962,7 +962,7 @@ static unsigned int __lookup(struct radix_tree_node *slot, void ***results, unsi
 			goto out;
 	}
 
-	/* Bottom level: grab some items. */
+	/* At the leaf: collect occupied slots from @index on, up to @max_items. */
 	for (i = index & RADIX_TREE_MAP_MASK; i < RADIX_TREE_MAP_SIZE; i++) {
 		if (READ_ONCE(slot->slots[i])) {
 			results[nr_found] = &slot->slots[i];
@@ -1102,7 +1102,7 @@ static unsigned int __lookup_tag(struct radix_tree_node *slot, void ***results, 
 		}
 		height--;
 		if (height == 0) {
-			/* Bottom level: grab some items. */
+			/* At the leaf: collect slots that carry @tag. */
 			unsigned long j = index & RADIX_TREE_MAP_MASK;
 
 			for (; j < RADIX_TREE_MAP_SIZE; j++) {

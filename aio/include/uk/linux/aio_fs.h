@@ -106,8 +106,8 @@ extern const struct file_operations aio_null_file_operations;
 
 /*
  * block/fops.c's def_blk_fops: direct I/O on an emulated block device
- * (private_data is its struct block_device). Buffers, offsets and lengths
- * must be multiples of the logical block size (-EINVAL in the event).
+ * (private_data is its struct block_device). A buffer, offset or length
+ * that is not a whole number of logical blocks gets -EINVAL in the event.
  */
 extern const struct file_operations def_blk_fops;
 

@@ -69,9 +69,9 @@ struct request {
 
 	unsigned int timeout;
 
-	/* the following two fields are internal, NEVER access directly */
-	unsigned int __data_len; /* total data len */
-	sector_t __sector;	 /* sector cursor */
+	/* Block-core private: read them through blk_rq_bytes() / blk_rq_pos(). */
+	unsigned int __data_len; /* bytes left to transfer */
+	sector_t __sector;	 /* current position, in sectors */
 
 	struct bio *bio;
 	struct bio *biotail;
@@ -294,8 +294,8 @@ struct blk_mq_tag_set {
 
 struct blk_mq_hw_ctx {
 	/*
-	 * Protects the dispatch list. (The kernel puts these three in their
-	 * own cache line; kmalloc here does not promise that alignment.)
+	 * Serialises @dispatch. Upstream gives these three fields a cache
+	 * line of their own; kmalloc here makes no such alignment promise.
 	 */
 	spinlock_t lock;
 	/* Requests the driver turned away (BLK_STS_*RESOURCE), issued first. */

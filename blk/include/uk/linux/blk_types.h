@@ -172,7 +172,7 @@ enum {
  * list of memory segments (bi_io_vec). Only what ukern uses is kept.
  */
 struct bio {
-	struct bio *bi_next; /* request queue link */
+	struct bio *bi_next; /* next bio of the same request */
 	struct block_device *bi_bdev;
 	blk_opf_t bi_opf; /* REQ_OP_* in the low bits, REQ_* flags above */
 	unsigned short bi_flags;
@@ -188,7 +188,7 @@ struct bio {
 
 	unsigned short bi_vcnt;	    /* how many bio_vecs are filled in */
 	unsigned short bi_max_vecs; /* how many bi_io_vec can hold */
-	atomic_t __bi_cnt;	    /* pin count */
+	atomic_t __bi_cnt;	    /* references (bio_get / bio_put) */
 	struct bio_vec *bi_io_vec;
 	struct bio_set *bi_pool;
 

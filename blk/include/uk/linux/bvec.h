@@ -63,10 +63,10 @@ static inline void bvec_set_virt(struct bio_vec *bv, void *vaddr, unsigned int l
 }
 
 struct bvec_iter {
-	sector_t bi_sector;	   /* device address in 512 byte sectors */
-	unsigned int bi_size;	   /* residual I/O count */
-	unsigned int bi_idx;	   /* current index into bvl_vec */
-	unsigned int bi_bvec_done; /* number of bytes completed in current bvec */
+	sector_t bi_sector;	   /* position on the device, 512-byte units */
+	unsigned int bi_size;	   /* bytes not yet iterated over */
+	unsigned int bi_idx;	   /* which bio_vec we are in */
+	unsigned int bi_bvec_done; /* bytes of that bio_vec already consumed */
 };
 
 /* The bvec at the iterator, possibly spanning several pages. */

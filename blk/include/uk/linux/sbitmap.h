@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Fast and scalable bitmaps (include/linux/sbitmap.h), as in the current
+ * The sbitmap API (include/linux/sbitmap.h), following the current
  * linux-block tree: per-word deferred clearing under swap_lock, per-CPU
  * allocation hints, shallow limits over the whole bitmap, and the
  * completion_cnt/wakeup_cnt wake-up scheme of sbitmap_queue.
@@ -40,16 +40,16 @@ struct sbitmap_word {
 } ____cacheline_aligned_in_smp;
 
 struct sbitmap {
-	/* Number of bits used in the whole bitmap. */
+	/* Total bit count, summed over every word. */
 	unsigned int depth;
 
-	/* log2(bits per word). */
+	/* A full word holds 1 << @shift bits. */
 	unsigned int shift;
 
-	/* Number of words (cachelines) in @map. */
+	/* How many entries @map has (each one cacheline-aligned). */
 	unsigned int map_nr;
 
-	/* Allocate bits in strict round-robin order. */
+	/* Hand bits out in rotation: each search resumes after the last bit taken. */
 	bool round_robin;
 
 	/* The words, @map_nr of them. */
@@ -72,7 +72,7 @@ struct sbq_wait_state {
 	/* Sleepers on this queue. */
 	wait_queue_head_t wait;
 
-	/* SBQ_WAKE_V61 only: frees still needed before this queue is woken. */
+	/* SBQ_WAKE_V61 only: counts down on frees; at zero this queue gets a wake-up. */
 	atomic_t wait_cnt;
 } ____cacheline_aligned_in_smp;
 
@@ -83,7 +83,7 @@ struct sbitmap_queue {
 	/* Number of freed bits that wake one batch of waiters. */
 	unsigned int wake_batch;
 
-	/* Next wait queue in @ws to wake. */
+	/* Index into @ws of the queue whose turn for a wake-up comes next. */
 	atomic_t wake_index;
 
 	/* SBQ_WAIT_QUEUES wait queues. */
@@ -92,13 +92,13 @@ struct sbitmap_queue {
 	/* Number of registered waiters, over all @ws. */
 	atomic_t ws_active;
 
-	/* Smallest shallow depth any caller will pass; see wake_batch. */
+	/* Lower bound on callers' shallow limits; wake_batch is sized from it. */
 	unsigned int min_shallow_depth;
 
-	/* Bits cleared and passed to sbitmap_queue_wake_up(). */
+	/* Running total of frees reported to sbitmap_queue_wake_up(). */
 	atomic_t completion_cnt;
 
-	/* Wake-ups issued, in units of wake_batch. */
+	/* Running total of wake-ups handed out; grows by wake_batch at a time. */
 	atomic_t wakeup_cnt;
 
 	/* ukern: enum sbq_wake_scheme. */

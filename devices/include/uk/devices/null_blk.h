@@ -92,8 +92,8 @@ struct nullb_device {
 	struct nullb *nullb;
 	char name[NULLB_DISK_NAME_LEN]; /* configfs directory name ("" if none) */
 	struct list_head cfs_list;	/* on the configfs group's list */
-	struct radix_tree_root data;	/* data stored in the disk */
-	struct radix_tree_root cache;	/* disk cache data */
+	struct radix_tree_root data;	/* backing pages of the disk */
+	struct radix_tree_root cache;	/* write-back cache pages */
 	unsigned long flags;		/* NULLB_DEV_FL_* */
 	unsigned int curr_cache;
 	struct badblocks badblocks;
@@ -101,11 +101,11 @@ struct nullb_device {
 	struct nullb_fault_config requeue_config;
 	struct nullb_fault_config init_hctx_fault_config;
 
-	unsigned long size;	       /* device size in MB */
-	unsigned long completion_nsec; /* time in ns to complete a request */
-	unsigned long cache_size;      /* disk cache size in MB */
-	unsigned long zone_size;       /* zone size in MB if device is zoned */
-	unsigned long zone_capacity;   /* zone capacity in MB if device is zoned */
+	unsigned long size;	       /* capacity, in MiB */
+	unsigned long completion_nsec; /* completion delay per request, ns */
+	unsigned long cache_size;      /* write-back cache limit, MiB */
+	unsigned long zone_size;       /* zoned only: MiB per zone */
+	unsigned long zone_capacity;   /* zoned only: writable MiB of a zone */
 	unsigned int zone_nr_conv;
 	unsigned int zone_max_open;
 	unsigned int zone_max_active;

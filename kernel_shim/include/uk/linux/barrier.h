@@ -2,7 +2,7 @@
 /*
  * Memory barriers (asm/barrier.h). They map onto C++ fences and atomic
  * accesses so that both the compiler and ThreadSanitizer see them.
- * ThreadSanitizer does not model standalone fences: code whose ordering
+ * Fences on their own are invisible to ThreadSanitizer: code whose ordering
  * rests on smp_wmb()/smp_rmb() pairs alone should also use the acquire/
  * release forms (smp_load_acquire/smp_store_release) where the kernel
  * allows it, or annotate.

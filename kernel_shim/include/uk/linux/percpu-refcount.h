@@ -23,10 +23,10 @@
 struct percpu_ref;
 typedef void(percpu_ref_func_t)(struct percpu_ref *);
 
-/* Flags packed into the low bits of percpu_ref->percpu_count_ptr. */
+/* State bits kept below the counter address in ->percpu_count_ptr. */
 enum {
-	__PERCPU_REF_ATOMIC = 1LU << 0, /* operating in atomic mode */
-	__PERCPU_REF_DEAD = 1LU << 1,	/* (being) killed */
+	__PERCPU_REF_ATOMIC = 1LU << 0, /* counts go to data->count */
+	__PERCPU_REF_DEAD = 1LU << 1,	/* kill started (or finished) */
 	__PERCPU_REF_ATOMIC_DEAD = __PERCPU_REF_ATOMIC | __PERCPU_REF_DEAD,
 
 	__PERCPU_REF_FLAG_BITS = 2,

@@ -204,7 +204,7 @@ unsigned int radix_tree_gang_lookup_tag_slot_v33(struct radix_tree_root *root, v
 
 /*
  * struct radix_tree_iter - where a chunk iteration stands.
- * @index: index of the current slot
+ * @index: position of the slot being visited
  * @next_index: one past the last index of the current chunk
  * @tags: for tagged iteration, the chunk's tag bits; bit 0 is @index
  */
@@ -216,7 +216,7 @@ struct radix_tree_iter {
 
 #define RADIX_TREE_ITER_TAG_MASK 0x00FF /* the tag number */
 #define RADIX_TREE_ITER_TAGGED 0x0100	/* visit tagged slots only */
-#define RADIX_TREE_ITER_CONTIG 0x0200	/* stop at the first hole */
+#define RADIX_TREE_ITER_CONTIG 0x0200	/* end the walk at an empty slot */
 
 /*
  * radix_tree_iter_init(): the first next_chunk() call starts at @start.

@@ -80,7 +80,7 @@ struct work_struct {
 struct delayed_work {
 	struct work_struct work;
 	struct timer_list timer;
-	/* target workqueue and CPU ->timer uses to queue ->work */
+	/* where the timer callback puts ->work: this workqueue, this CPU */
 	struct workqueue_struct *wq;
 	int cpu;
 };
@@ -88,7 +88,7 @@ struct delayed_work {
 struct rcu_work {
 	struct work_struct work;
 	struct rcu_head rcu;
-	/* target workqueue ->rcu uses to queue ->work */
+	/* the workqueue that receives ->work once the grace period ends */
 	struct workqueue_struct *wq;
 };
 
