@@ -250,8 +250,8 @@ void virtual_clock_advance(uint64_t ns) {
         static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed)))
       clock_virtual_now.store(best_e, std::memory_order_release);
     if (caller_masks(best_cpu, best_src)) {
-      // This thread has the CPU's interrupts off: the timer stays queued
-      // and fires at a later advance.
+      // This thread has the CPU's interrupts off: leave the timer in its
+      // queue for a later advance to fire.
       masked[best_cpu][best_src] = true;
       continue;
     }

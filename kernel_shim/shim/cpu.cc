@@ -32,7 +32,8 @@ unsigned int rseq_counter_cpus = 0;
 long rseq_cpu_id_offset = 4;  // see cpu.h
 
 namespace {
-// Before any other constructor of the image: they may take CPUs already.
+// Priority 101 runs this ahead of our other constructors, some of which may
+// already take CPUs.
 __attribute__((constructor(101))) void init_rseq_cpu_id_offset() {
   rseq_cpu_id_offset = __rseq_offset + offsetof(struct rseq, cpu_id);
 }

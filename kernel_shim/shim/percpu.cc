@@ -25,8 +25,9 @@ constexpr size_t kUnitSize = size_t{1} << PERCPU_UNIT_SHIFT;
 constexpr size_t kMinClass = 8;
 constexpr size_t kMaxClass = 4096;  // larger blocks: exact-size free lists
 
-// The whole per-CPU area: NR_CPUS units, aligned to its own size so that
-// a unit-0 address tells its arena by one bit (PERCPU_COUNTER_BIT).
+// The whole per-CPU area: NR_CPUS units. Its start is a multiple of its
+// size, which lets a single bit of a unit-0 address (PERCPU_COUNTER_BIT)
+// say which arena the address belongs to.
 char *MapArea() {
   const size_t area = kUnitSize * NR_CPUS;
   void *p = mmap(nullptr, area * 2, PROT_READ | PROT_WRITE,

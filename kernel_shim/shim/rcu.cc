@@ -92,8 +92,8 @@ void rcu_smp_mb_master() {
   smp_mb();
   if (__atomic_load_n(&rcu_has_membarrier, __ATOMIC_RELAXED)) {
     if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
-      // Registered at start-up, so this cannot fail; do not limp on with
-      // readers that rely on it.
+      // rcu_init() registered the process, so a failure here is a broken
+      // invariant; the readers depend on this barrier, hence abort.
       fprintf(stderr, "ukern: BUG: membarrier() failed after registration\n");
       abort();
     }
@@ -176,8 +176,8 @@ unsigned long gp_completed = RCU_GP_CTR_INC;
 constexpr int kActiveAttempts = 8;
 constexpr int kYieldAttempts = 16;
 
-// Whether a reader other than `skip` is inside a section that began before
-// grace period `gp`. Caller holds registry_lock.
+// True if some registered reader (`skip` excepted) is in a critical section
+// whose snapshot is older than grace period `gp`. Caller holds registry_lock.
 bool readers_busy(unsigned long gp, const RcuReader *skip) {
   for (RcuReader *r = registry; r; r = r->next) {
     if (r == skip) continue;
@@ -380,8 +380,9 @@ void cb_thread_ensure() {
   __atomic_store_n(&cb_thread_started, true, __ATOMIC_RELEASE);
 }
 
-// In a fork()ed child only the forking thread exists: forget the others'
-// reader words, the callback thread and any lock a vanished thread held.
+// fork() child: the thread that called fork() is the only one left. Drop the
+// reader words of the threads that did not come along, the callback thread,
+// and any lock one of those threads may have been holding.
 void rcu_atfork_child() {
   new (&registry_lock) std::mutex;
   new (&gp_lock) std::mutex;

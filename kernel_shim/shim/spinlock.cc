@@ -13,7 +13,8 @@ void lockword_lock_slow(std::atomic<uint32_t> *w, int spins) {
     cpu_pause();
     if (w->load(std::memory_order_relaxed) == 0 && lockword_trylock(w)) return;
   }
-  // Mark the lock contended and sleep until it is released.
+  // Spinning did not get it: store 2 so that the holder's unlock wakes us,
+  // and futex-wait until an exchange finds the word at 0 (lock is ours).
   while (w->exchange(2, std::memory_order_acquire) != 0) futex_wait(w, 2);
 }
 

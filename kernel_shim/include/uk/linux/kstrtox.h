@@ -2,8 +2,8 @@
 /*
  * String to integer conversion (include/linux/kstrtox.h, lib/kstrtox.c).
  *
- * The whole string must be a number, optionally followed by a single
- * newline. Base 0 picks 16 for "0x", 8 for a leading "0", else 10.
+ * Only a complete number is accepted, with at most one newline after it
+ * and nothing else. Base 0 picks 16 for "0x", 8 for a leading "0", else 10.
  * Returns 0, -EINVAL (not a number, trailing junk) or -ERANGE (overflow).
  */
 #ifndef UK_LINUX_KSTRTOX_H

@@ -19,15 +19,16 @@
 #define RCU_READER_SLOW (1UL << (RCU_NEST_BITS - 1))
 /* One grace period advances the global counter by this much. */
 #define RCU_GP_CTR_INC (1UL << RCU_NEST_BITS)
-/* A cookie that poll_state_synchronize_rcu() always reports completed. */
+/* A cookie for which poll_state_synchronize_rcu() is always true. */
 #define RCU_GET_STATE_COMPLETED 0x1UL
 
 namespace uk
 {
 
 struct alignas(64) RcuReader {
-	/* Nesting count | RCU_READER_SLOW | grace-period snapshot; written
-	 * only by the owner. Starts with RCU_READER_SLOW (not registered). */
+	/* Nesting count | RCU_READER_SLOW | grace-period snapshot; only the
+	 * owning thread stores to it. Starts with RCU_READER_SLOW (not
+	 * registered). */
 	unsigned long ctr = RCU_READER_SLOW;
 	bool registered = false;
 	struct RcuReader *next = nullptr, *prev = nullptr; /* registry links (rcu.cc) */

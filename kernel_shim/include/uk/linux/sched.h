@@ -7,8 +7,8 @@
  * with set_current_state() (a full barrier), re-checks its condition, then
  * calls schedule(); a waker moves __state from a matching sleeping state to
  * TASK_RUNNING (try_to_wake_up) and kicks the sleeper's futex. schedule()
- * only blocks while __state is not TASK_RUNNING, so a wake-up that lands
- * between set_current_state() and schedule() is never lost.
+ * only blocks while __state is not TASK_RUNNING, so a wake-up arriving after
+ * set_current_state() but before schedule() cannot be missed.
  */
 #ifndef UK_LINUX_SCHED_H
 #define UK_LINUX_SCHED_H

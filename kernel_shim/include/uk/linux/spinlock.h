@@ -179,7 +179,7 @@ static inline int spin_trylock_bh(spinlock_t *l)
 	return 0;
 }
 
-/* rwlock_t: readers share, a writer excludes; writers do not starve. */
+/* rwlock_t: many readers at once or one writer alone; writers are not starved. */
 typedef struct rwlock {
 	std::atomic<uint32_t> cnts{ 0 }; /* readers << 1 | writer bit */
 } rwlock_t;

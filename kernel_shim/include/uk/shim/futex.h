@@ -25,7 +25,7 @@ inline long futex_wake(std::atomic<uint32_t> *word, int n = INT_MAX) {
                  FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
 }
 
-// Spins briefly, then sleeps on the futex until *word != value.
+// One spin-wait hint (PAUSE): what cpu_relax() is on x86.
 inline void cpu_pause() { __builtin_ia32_pause(); }
 
 }  // namespace uk

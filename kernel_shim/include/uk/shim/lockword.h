@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The lock word behind raw_spinlock_t and struct mutex: 0 free, 1 locked,
-// 2 locked with sleepers. Spins first (a spinlock holder is short), then
+// The lock word behind raw_spinlock_t and struct mutex holds 0 when nobody
+// has the lock, 1 when someone does, 2 when someone does and other threads
+// may be asleep on it. Spins first (a spinlock holder is short), then
 // sleeps on a futex so oversubscribed hosts (2 cores, many threads) make
 // progress. Acquire/release atomics give ThreadSanitizer the edges.
 #ifndef UK_SHIM_LOCKWORD_H_
