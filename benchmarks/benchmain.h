@@ -18,9 +18,10 @@ struct Registrar {
 };
 void RegisterAll();
 
-// The q-quantile (0..1) of `v`, interpolated between neighbours; 0 for an
-// empty `v`. Quantile(v, 0.5) is the median (the mean of the middle two for
-// an even count).
+// Quantile q (0..1) of `v`: sorts a copy, then mixes the two samples on
+// either side of position q * (n - 1) linearly; an empty `v` gives 0. With
+// q = 0.5 this is the median (for an even count, the average of the two
+// middle samples).
 inline double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -199,7 +199,8 @@ void RegisterRadix() {
       {uk::bench::full ? 128UL << 20 : 1UL << 20, kernel_steps},
   };
   for (const auto &config : configs) {
-    // Named copies: clang 14 cannot capture structured bindings.
+    // Plain locals rather than a structured binding: clang 14 lambdas may not
+    // capture those.
     const unsigned long size = config.first;
     const std::vector<unsigned long> &steps = config.second;
     for (unsigned long step : steps) {

@@ -3,8 +3,9 @@
 // Differential conformance: every scenario runs once against the host
 // kernel's AIO (raw system calls) and once against ukern's fs/aio.c, and
 // writes a transcript (return values, errno, event fields, ring header).
-// The two transcripts must be identical. A step the host cannot run (no
-// AIO in the kernel, e.g. in some sandboxes) skips the host side only.
+// A scenario passes only when ukern's transcript matches the host's line for
+// line. A step the host cannot run (no AIO in the kernel, e.g. in some
+// sandboxes) skips the host side only.
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -576,7 +576,7 @@ void Cleanup(Scenario *sc) {
 
 void ExpectStranded(Scenario *sc) {
   EXPECT_GT(sc->nested_done, 0);
-  // Nothing in flight, nothing runnable: no completion will ever come...
+  // Nothing in flight, nothing runnable: no further frees are coming...
   EXPECT_TRUE(sc->in_flight.empty());
   EXPECT_TRUE(sc->runnable.empty());
   EXPECT_EQ(sbitmap_weight(&sc->sbq.sb), 0u) << "all tags are free";
@@ -753,7 +753,8 @@ TEST_F(SbqTest, StressGetPutWithSleepers) {
       done++;
     });
   }
-  // Bounded: a lost wake-up shows up as a thread that never finishes.
+  // Wait with a deadline: a missed wake-up leaves some thread stuck before
+  // done++, which this loop reports instead of hanging.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (done.load() < (int)nthreads &&
          std::chrono::steady_clock::now() < deadline)
