@@ -18,9 +18,12 @@
 #include <uk/linux/slab.h>
 
 #include "../../blk/blk-mq.h"
+#include "nullb_fixture.h"
 #include "testmain.h"
 
 namespace {
+
+using uk::testing::WaitFor;
 
 alignas(4096) char g_buf[4096];
 
@@ -39,17 +42,6 @@ void bio_done(struct bio *bio) {
   bio_put(bio);
 }
 
-template <typename F>
-bool WaitFor(F done, int seconds = 10) {
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 int ListLength(struct rq_list *l) {
   int n = 0;
   struct request *rq;
@@ -57,27 +49,9 @@ int ListLength(struct rq_list *l) {
   return n;
 }
 
-class BlkPlugTest : public ::testing::Test {
+class BlkPlugTest : public uk::testing::NullbTest {
  protected:
   void SetUp() override { null_blk_reset_module_params(); }
-  void TearDown() override {
-    for (auto *b : bdevs_) uk::blkdev_put(b);
-    bdevs_.clear();
-    null_exit();
-    if (kblockd_workqueue) flush_workqueue(kblockd_workqueue);
-    null_blk_reset_module_params();
-  }
-  struct block_device *Load(const char *params, const char *name = "nullb0") {
-    EXPECT_EQ(null_blk_module_params(params), 0);
-    EXPECT_EQ(null_init(), 0);
-    return Open(name);
-  }
-  struct block_device *Open(const char *name) {
-    struct block_device *b = uk::blkdev_lookup(name);
-    EXPECT_NE(b, nullptr) << name;
-    if (b) bdevs_.push_back(b);
-    return b;
-  }
   // One 4 KiB write at 4 KiB block `blk`, completing into `d`.
   static void Submit(struct block_device *b, unsigned blk, Done *d) {
     struct bio *bio = bio_alloc(b, 1, REQ_OP_WRITE, GFP_KERNEL);
@@ -91,7 +65,6 @@ class BlkPlugTest : public ::testing::Test {
   static struct blk_mq_tags *Tags(struct block_device *b) {
     return bdev_get_queue(b)->queue_hw_ctx[0]->tags;
   }
-  std::vector<struct block_device *> bdevs_;
 };
 
 // Plugged bios reach the driver only at blk_finish_plug().

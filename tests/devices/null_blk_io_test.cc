@@ -23,9 +23,12 @@
 #include <uk/shim/clock.h>
 
 #include "../../blk/blk-mq.h"
+#include "nullb_fixture.h"
 #include "testmain.h"
 
 namespace {
+
+using uk::testing::WaitFor;
 
 // What one asynchronous I/O saw when it completed.
 struct Io {
@@ -59,19 +62,7 @@ void io_done(void *priv, long res) {
   io->calls.fetch_add(1, std::memory_order_release);
 }
 
-// Waits (bounded) for `n` completions counted by `count`.
-template <typename F>
-bool WaitFor(F done, int seconds = 10) {
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
-class NullBlkIoTest : public ::testing::Test {
+class NullBlkIoTest : public uk::testing::NullbTest {
  protected:
   void SetUp() override {
     if (nr_cpu_ids < 2) GTEST_SKIP() << "needs two virtual CPUs";
@@ -79,25 +70,10 @@ class NullBlkIoTest : public ::testing::Test {
     g_order = 0;
   }
   void TearDown() override {
-    for (auto *b : bdevs_) uk::blkdev_put(b);
-    bdevs_.clear();
-    null_exit();
-    if (kblockd_workqueue) flush_workqueue(kblockd_workqueue);
-    null_blk_reset_module_params();
+    NullbTest::TearDown();
     uk::softirq_set_threads(true);
     if (uk::clock_is_virtual()) uk::clock_use_host();
     uk::pin_thread_to_cpu(-1);
-  }
-  struct block_device *Load(const char *params, const char *name = "nullb0") {
-    EXPECT_EQ(null_blk_module_params(params), 0);
-    EXPECT_EQ(null_init(), 0);
-    return Open(name);
-  }
-  struct block_device *Open(const char *name) {
-    struct block_device *b = uk::blkdev_lookup(name);
-    EXPECT_NE(b, nullptr) << name;
-    if (b) bdevs_.push_back(b);
-    return b;
   }
   static ssize_t Rw(struct block_device *b, bool write, loff_t pos, void *buf,
                     size_t len, unsigned flags = 0, Io *io = nullptr) {
@@ -105,7 +81,6 @@ class NullBlkIoTest : public ::testing::Test {
     return blkdev_rw(b, pos, &iov, 1, flags | (write ? BLKDEV_RW_WRITE : 0),
                      io ? io_done : nullptr, io);
   }
-  std::vector<struct block_device *> bdevs_;
 };
 
 TEST_F(NullBlkIoTest, LookupByNameAndPath) {
