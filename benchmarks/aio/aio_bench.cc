@@ -218,6 +218,18 @@ long TotalIos()
 	return uk::bench::full ? 1L << 20 : 1L << 16;
 }
 
+using Clock = std::chrono::steady_clock;
+
+/* Raises @end to now: the finish time of the last thread to call it. */
+void MarkEnd(std::atomic<Clock::rep> &end)
+{
+	Clock::rep now = Clock::now().time_since_epoch().count();
+	Clock::rep prev = end.load();
+
+	while (prev < now && !end.compare_exchange_weak(prev, now))
+		;
+}
+
 struct Barrier {
 	std::atomic<int> n;
 	explicit Barrier(int c) : n(c) {}
@@ -310,7 +322,6 @@ BENCHMARK_CAPTURE(BM_PerThreadCtx, table, LookupMode::kTable)->Apply(ThreadArgs)
  */
 double SharedRun(bool shared)
 {
-	using Clock = std::chrono::steady_clock;
 	const int nsub = 4;
 	const long per = TotalIos() / nsub;
 	std::atomic<long> reaped{ 0 };
@@ -348,10 +359,7 @@ double SharedRun(bool shared)
 				if (!shared)
 					ukern_io_getevents(ctx, r > 0 ? r : 0, 8, ev, nullptr);
 			}
-			Clock::rep now = Clock::now().time_since_epoch().count();
-			Clock::rep prev = end.load();
-			while (prev < now && !end.compare_exchange_weak(prev, now))
-				;
+			MarkEnd(end);
 			if (!shared)
 				ukern_io_destroy(ctx);
 		});
@@ -407,7 +415,6 @@ BENCHMARK_CAPTURE(BM_Sharing, after_shared, true, true)->UseManualTime()->Iterat
  */
 double SubmitSharingRun(bool shared, const Ops &ops, bool host)
 {
-	using Clock = std::chrono::steady_clock;
 	const int nthr = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
 	const long per = TotalIos() / nthr;
 	std::vector<std::thread> th;
@@ -459,10 +466,7 @@ double SubmitSharingRun(bool shared, const Ops &ops, bool host)
 				else if (!shared)
 					break;
 			}
-			Clock::rep now = Clock::now().time_since_epoch().count();
-			Clock::rep prev = end.load();
-			while (prev < now && !end.compare_exchange_weak(prev, now))
-				;
+			MarkEnd(end);
 			if (!shared)
 				ops.destroy(ctx);
 		});
@@ -547,7 +551,6 @@ int DeferredFdOf(int i, DeferredFile **filep)
 
 double SubmitOnlyRun(bool shared)
 {
-	using Clock = std::chrono::steady_clock;
 	const int nthr = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
 	const long rounds = std::max(9L, TotalIos() / (nthr * kSubmitOnlyDepth));
 	std::vector<std::thread> th;
@@ -605,10 +608,7 @@ double SubmitOnlyRun(bool shared)
 					i += n;
 				}
 				/* A round lasts until its slowest thread is done. */
-				Clock::rep now = Clock::now().time_since_epoch().count();
-				Clock::rep prev = round_end.load();
-				while (prev < now && !round_end.compare_exchange_weak(prev, now))
-					;
+				MarkEnd(round_end);
 				meet(my_phase,
 				     [&] { round_ns.push_back(round_end.load() - round_start); });
 				for (struct kiocb *k : file->queued)
