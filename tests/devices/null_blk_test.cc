@@ -278,7 +278,7 @@ TEST_F(NullBlkTest, ConfigfsPowerOnFailures) {
   EXPECT_TRUE(Logged("BIO-based IO path is no longer available"));
   EXPECT_TRUE(Logged("discard option is ignored without memory backing"));
   EXPECT_FALSE(dev->discard);
-  EXPECT_EQ(dev->cache_size, 0u);  // meaningless without memory backing
+  EXPECT_EQ(dev->cache_size, 0u);  // dropped: no backing store to cache for
   EXPECT_EQ(dev->queue_mode, (unsigned)NULL_Q_MQ);
   nullb_group_drop(dev);
 }
