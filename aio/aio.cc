@@ -298,14 +298,17 @@ namespace uk::aio
 LookupMode aio_lookup_mode = LookupMode::kTable;
 ReqsMode aio_reqs_mode = ReqsMode::kPercpu;
 RefMode aio_ref_mode = RefMode::kPercpu;
+SubmitMode aio_submit_mode = SubmitMode::kDirect;
 } // namespace uk::aio
 
 using uk::aio::aio_lookup_mode;
 using uk::aio::aio_ref_mode;
 using uk::aio::aio_reqs_mode;
+using uk::aio::aio_submit_mode;
 using uk::aio::LookupMode;
 using uk::aio::RefMode;
 using uk::aio::ReqsMode;
+using uk::aio::SubmitMode;
 
 struct mm_struct {
 	spinlock_t ioctx_lock;
@@ -1971,6 +1974,53 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 	}
 }
 
+/*
+ * SubmitMode::kCtxLock: the ctx_lock sections that the retry-based
+ * io_submit_one() of 3.3-3.9 put around every iocb. Four submitters on one
+ * context queued on this lock: the "ioctx lock contention" that the 3.10
+ * series removed.
+ */
+static int io_submit_one_ctx_locked(struct kioctx *ctx, const struct iocb *iocb,
+				    struct iocb __user *user_iocb, struct aio_kiocb *req)
+{
+	int err;
+
+	/* A context that io_destroy() has marked gets no new work: -EINVAL. */
+	spin_lock_irq(&ctx->ctx_lock);
+	if (atomic_read(&ctx->dead)) {
+		spin_unlock_irq(&ctx->ctx_lock);
+		return -EINVAL;
+	}
+	/* aio_run_iocb() let go of the lock for the operation itself... */
+	spin_unlock_irq(&ctx->ctx_lock);
+
+	err = __io_submit_one(ctx, iocb, user_iocb, req);
+
+	/*
+	 * ...and took it back afterwards, to requeue a kicked retry and to
+	 * drain ctx->run_list. Neither exists any more; the lock round trip,
+	 * which is what a sharing submitter paid, is kept.
+	 */
+	spin_lock_irq(&ctx->ctx_lock);
+	spin_unlock_irq(&ctx->ctx_lock);
+	return err;
+}
+
+/* 3.9's aio_put_req(): the reference count was dropped under ctx_lock. */
+static void aio_put_req_ctx_locked(struct aio_kiocb *req)
+{
+	struct kioctx *ctx = req->ki_ctx;
+	bool last;
+
+	spin_lock_irq(&ctx->ctx_lock);
+	last = atomic_dec_and_test(&req->ki_refcnt);
+	spin_unlock_irq(&ctx->ctx_lock);
+	if (last) {
+		aio_complete(req);
+		iocb_destroy(req);
+	}
+}
+
 static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 {
 	struct aio_kiocb *req;
@@ -1998,10 +2048,15 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 	if (unlikely(!req))
 		return -EAGAIN;
 
-	err = __io_submit_one(ctx, &iocb, user_iocb, req);
+	if (aio_submit_mode == SubmitMode::kCtxLock) {
+		err = io_submit_one_ctx_locked(ctx, &iocb, user_iocb, req);
+		aio_put_req_ctx_locked(req);
+	} else {
+		err = __io_submit_one(ctx, &iocb, user_iocb, req);
 
-	/* drop the submit path's reference */
-	iocb_put(req);
+		/* drop the submit path's reference */
+		iocb_put(req);
+	}
 
 	/*
 	 * On success the request has either completed already or will be

@@ -719,10 +719,17 @@ BENCHMARK(BM_OneContextPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
  * the median and quartiles of the per-pair overhead (shared - private) /
  * shared, and the median ns per I/O of each side.
  */
-template <typename Run> void SharingPairs(benchmark::State &state, bool after, Run run)
+enum class Era {
+	kAfter,	   /* 3.10+: percpu reqs_available and refs, no ctx_lock */
+	kBefore,   /* the two switches: locked counter, atomic refs */
+	kBefore39, /* both, plus 3.9's ctx_lock sections around each iocb */
+};
+
+template <typename Run> void SharingPairs(benchmark::State &state, Era era, Run run)
 {
-	aio_reqs_mode = after ? ReqsMode::kPercpu : ReqsMode::kLocked;
-	aio_ref_mode = after ? RefMode::kPercpu : RefMode::kAtomic;
+	aio_reqs_mode = era == Era::kAfter ? ReqsMode::kPercpu : ReqsMode::kLocked;
+	aio_ref_mode = era == Era::kAfter ? RefMode::kPercpu : RefMode::kAtomic;
+	aio_submit_mode = era == Era::kBefore39 ? SubmitMode::kCtxLock : SubmitMode::kDirect;
 	for (auto _ : state) {
 		std::vector<double> overhead, private_ns, shared_ns;
 
@@ -755,6 +762,7 @@ template <typename Run> void SharingPairs(benchmark::State &state, bool after, R
 	}
 	aio_reqs_mode = ReqsMode::kPercpu;
 	aio_ref_mode = RefMode::kPercpu;
+	aio_submit_mode = SubmitMode::kDirect;
 }
 
 /*
@@ -763,32 +771,37 @@ template <typename Run> void SharingPairs(benchmark::State &state, bool after, R
  * aio_complete()), so the hardware's price for sharing one ring is
  * measured beside ours in the same run.
  */
-void BM_SubmitSharingPaired(benchmark::State &state, bool after, bool host)
+void BM_SubmitSharingPaired(benchmark::State &state, Era era, bool host)
 {
 	const Ops &ops = host ? kHost : kUkern;
 
-	SharingPairs(state, after,
-		     [&](bool shared) { return SubmitSharingRun(shared, ops, host); });
+	SharingPairs(state, era, [&](bool shared) { return SubmitSharingRun(shared, ops, host); });
 }
-BENCHMARK_CAPTURE(BM_SubmitSharingPaired, before, false, false)
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, before, Era::kBefore, false)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_SubmitSharingPaired, after, true, false)
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, before_3_9, Era::kBefore39, false)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_SubmitSharingPaired, host_kernel, true, true)
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, after, Era::kAfter, false)
+	->Iterations(1)
+	->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SubmitSharingPaired, host_kernel, Era::kAfter, true)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
 
 /* The submit-only form of the pairs above: SubmitOnlyRun(). */
-void BM_SubmitOnlySharingPaired(benchmark::State &state, bool after)
+void BM_SubmitOnlySharingPaired(benchmark::State &state, Era era)
 {
-	SharingPairs(state, after, SubmitOnlyRun);
+	SharingPairs(state, era, SubmitOnlyRun);
 }
-BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, before, false)
+BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, before, Era::kBefore)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, after, true)
+BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, before_3_9, Era::kBefore39)
+	->Iterations(1)
+	->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, after, Era::kAfter)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
 

@@ -29,6 +29,7 @@ class AioTest : public ::testing::Test
 		uk::aio::aio_lookup_mode = uk::aio::LookupMode::kTable;
 		uk::aio::aio_reqs_mode = uk::aio::ReqsMode::kPercpu;
 		uk::aio::aio_ref_mode = uk::aio::RefMode::kPercpu;
+		uk::aio::aio_submit_mode = uk::aio::SubmitMode::kDirect;
 	}
 	long live_ctx_ = 0;
 	size_t pcpu_ = 0;

@@ -70,9 +70,19 @@ namespace uk::aio
 enum class LookupMode { kTable = 0, kList = 1, kRadix = 2 };
 enum class ReqsMode { kPercpu = 0, kLocked = 1 };
 enum class RefMode { kPercpu = 0, kAtomic = 1 };
+/*
+ * kDirect: 3.10+, io_submit_one() issues the operation without ctx_lock.
+ * kCtxLock: the retry-based code before 3.10 (3.3-3.9), which took
+ * ctx_lock three times per iocb: to check ctx->dead before the operation,
+ * again after it (aio_run_iocb() dropped the lock around ->ki_retry() and
+ * io_submit_one() then looked at the run list), and in aio_put_req() to
+ * drop the submit reference.
+ */
+enum class SubmitMode { kDirect = 0, kCtxLock = 1 };
 extern LookupMode aio_lookup_mode;
 extern ReqsMode aio_reqs_mode;
 extern RefMode aio_ref_mode;
+extern SubmitMode aio_submit_mode;
 
 /* Introspection for tests. -EINVAL for an unknown handle. */
 struct CtxInfo {
