@@ -58,8 +58,13 @@ bool should_fail(struct fault_attr *attr, ssize_t size)
 	}
 	if (attr->probability <= (fault_rand(attr) >> 11) % 100)
 		return false;
+	/*
+	 * Two callers may both have passed the times == 0 test above: the
+	 * second decrement must not take the count from 0 to -1, which
+	 * would mean "no limit".
+	 */
 	if (atomic_read(&attr->times) != -1)
-		atomic_dec(&attr->times);
+		atomic_dec_not_zero(&attr->times);
 	if (attr->verbose > 1)
 		pr_notice("FAULT_INJECTION: forcing a failure (%s)\n", attr->name);
 	return true;

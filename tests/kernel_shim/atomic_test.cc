@@ -116,6 +116,12 @@ TYPED_TEST_SUITE(AtomicOpsTest, Tags);
     pfx##_set(&v, 3);                                                     \
     EXPECT_TRUE(pfx##_inc_not_zero(&v));                                  \
     EXPECT_EQ(pfx##_read(&v), 4);                                         \
+    EXPECT_TRUE(pfx##_dec_not_zero(&v));                                  \
+    EXPECT_EQ(pfx##_read(&v), 3);                                         \
+    pfx##_set(&v, 0);                                                     \
+    EXPECT_FALSE(pfx##_dec_not_zero(&v));                                 \
+    EXPECT_EQ(pfx##_read(&v), 0);                                         \
+    pfx##_set(&v, 4);                                                     \
     EXPECT_FALSE(pfx##_add_unless(&v, 10, 4));                            \
     EXPECT_EQ(pfx##_read(&v), 4);                                         \
     EXPECT_TRUE(pfx##_add_unless(&v, 10, 5));                             \

@@ -2,6 +2,8 @@
 // slab.h (kmalloc family, kmem_cache, leak counters) and failslab.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -352,6 +354,44 @@ TEST_F(SlabTest, SetupFaultAttrParsing) {
   for (int i = 0; i < 1000; i++) fails += should_fail(&attr, 1);
   EXPECT_GT(fails, 350);
   EXPECT_LT(fails, 650);
+}
+
+// Callers that race past the times == 0 test must not drive the count to
+// -1 ("no limit"): the count stops at 0 however many of them fail at once.
+// The race is timing-dependent: with a plain atomic_dec() this test caught
+// it in about half of its runs on 2 vCPUs; with the fix it never fails.
+TEST_F(SlabTest, FaultTimesNeverWrapToUnlimited) {
+  DECLARE_FAULT_ATTR(attr);
+  attr.verbose = 0;
+  const unsigned nthr = std::max(2u, uk::testing::StressThreads());
+  const int rounds = 20000;
+  std::atomic<int> ready{0};
+  std::atomic<int> round{-1};
+  std::atomic<int> done{0};
+  std::vector<std::thread> th;
+  for (unsigned t = 0; t < nthr; t++)
+    th.emplace_back([&] {
+      for (int r = 0; r < rounds; r++) {
+        ready.fetch_add(1);
+        while (round.load(std::memory_order_acquire) < r)
+          std::this_thread::yield();
+        should_fail(&attr, 1);
+        done.fetch_add(1);
+      }
+    });
+  int wrapped = 0;
+  for (int r = 0; r < rounds; r++) {
+    while (ready.load() < static_cast<int>(nthr * (r + 1)))
+      std::this_thread::yield();
+    ASSERT_EQ(setup_fault_attr(&attr, "1,100,0,1"), 1);
+    round.store(r, std::memory_order_release);
+    while (done.load() < static_cast<int>(nthr * (r + 1)))
+      std::this_thread::yield();
+    if (atomic_read(&attr.times) != 0) wrapped++;
+  }
+  for (auto &t : th) t.join();
+  EXPECT_EQ(wrapped, 0);
+  EXPECT_FALSE(should_fail(&attr, 1));
 }
 
 TEST_F(SlabTest, BlockingAllocationUnderSpinlockWarns) {

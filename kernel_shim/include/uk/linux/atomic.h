@@ -237,6 +237,10 @@ template <typename T> static __always_inline T __uk_wrap_add(T a, T b)
 	{                                                                                      \
 		return pfx##_add_unless(v, 1, 0);                                              \
 	}                                                                                      \
+	static __always_inline bool pfx##_dec_not_zero(atype *v)                               \
+	{                                                                                      \
+		return pfx##_add_unless(v, -1, 0);                                             \
+	}                                                                                      \
 	static __always_inline bool pfx##_inc_unless_negative(atype *v)                        \
 	{                                                                                      \
 		T c = pfx##_read(v);                                                           \
