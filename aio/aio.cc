@@ -1978,13 +1978,11 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
  * SubmitMode::kCtxLock: the ctx_lock sections that the retry-based
  * io_submit_one() of 3.3-3.9 put around every iocb. Four submitters on one
  * context queued on this lock: the "ioctx lock contention" that the 3.10
- * series removed.
+ * series removed. Out of line, so that today's io_submit_one() keeps
+ * __io_submit_one() inlined at its one call site.
  */
-static int io_submit_one_ctx_locked(struct kioctx *ctx, const struct iocb *iocb,
-				    struct iocb __user *user_iocb, struct aio_kiocb *req)
+static noinline int aio_ctx_lock_before_op(struct kioctx *ctx)
 {
-	int err;
-
 	/* A context that io_destroy() has marked gets no new work: -EINVAL. */
 	spin_lock_irq(&ctx->ctx_lock);
 	if (atomic_read(&ctx->dead)) {
@@ -1993,8 +1991,13 @@ static int io_submit_one_ctx_locked(struct kioctx *ctx, const struct iocb *iocb,
 	}
 	/* aio_run_iocb() let go of the lock for the operation itself... */
 	spin_unlock_irq(&ctx->ctx_lock);
+	return 0;
+}
 
-	err = __io_submit_one(ctx, iocb, user_iocb, req);
+static noinline void aio_ctx_lock_after_op(struct aio_kiocb *req)
+{
+	struct kioctx *ctx = req->ki_ctx;
+	bool last;
 
 	/*
 	 * ...and took it back afterwards, to requeue a kicked retry and to
@@ -2003,15 +2006,8 @@ static int io_submit_one_ctx_locked(struct kioctx *ctx, const struct iocb *iocb,
 	 */
 	spin_lock_irq(&ctx->ctx_lock);
 	spin_unlock_irq(&ctx->ctx_lock);
-	return err;
-}
 
-/* 3.9's aio_put_req(): the reference count was dropped under ctx_lock. */
-static void aio_put_req_ctx_locked(struct aio_kiocb *req)
-{
-	struct kioctx *ctx = req->ki_ctx;
-	bool last;
-
+	/* Then aio_put_req() dropped the submit reference under ctx_lock. */
 	spin_lock_irq(&ctx->ctx_lock);
 	last = atomic_dec_and_test(&req->ki_refcnt);
 	spin_unlock_irq(&ctx->ctx_lock);
@@ -2025,6 +2021,7 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 {
 	struct aio_kiocb *req;
 	struct iocb iocb;
+	bool pre310;
 	int err;
 
 	if (unlikely(copy_from_user(&iocb, user_iocb, sizeof(iocb))))
@@ -2048,15 +2045,16 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 	if (unlikely(!req))
 		return -EAGAIN;
 
-	if (aio_submit_mode == SubmitMode::kCtxLock) {
-		err = io_submit_one_ctx_locked(ctx, &iocb, user_iocb, req);
-		aio_put_req_ctx_locked(req);
-	} else {
+	pre310 = aio_submit_mode == SubmitMode::kCtxLock;
+	err = unlikely(pre310) ? aio_ctx_lock_before_op(ctx) : 0;
+	if (likely(!err))
 		err = __io_submit_one(ctx, &iocb, user_iocb, req);
 
-		/* drop the submit path's reference */
+	/* drop the submit path's reference */
+	if (unlikely(pre310))
+		aio_ctx_lock_after_op(req);
+	else
 		iocb_put(req);
-	}
 
 	/*
 	 * On success the request has either completed already or will be
