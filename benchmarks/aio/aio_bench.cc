@@ -385,10 +385,23 @@ double SharedRun(bool shared)
 	return std::chrono::duration<double>(t1 - t0).count() * 1e9 / (per * nsub);
 }
 
+enum class Era {
+	kAfter,	   /* 3.10+: percpu reqs_available and refs, no ctx_lock */
+	kBefore,   /* the two switches: locked counter, atomic refs */
+	kBefore39, /* both, plus 3.9's ctx_lock sections around each iocb */
+};
+
+/* The before/after switches for @era; SetEra(Era::kAfter) restores the defaults. */
+void SetEra(Era era)
+{
+	aio_reqs_mode = era == Era::kAfter ? ReqsMode::kPercpu : ReqsMode::kLocked;
+	aio_ref_mode = era == Era::kAfter ? RefMode::kPercpu : RefMode::kAtomic;
+	aio_submit_mode = era == Era::kBefore39 ? SubmitMode::kCtxLock : SubmitMode::kDirect;
+}
+
 void BM_Sharing(benchmark::State &state, bool after, bool shared)
 {
-	aio_reqs_mode = after ? ReqsMode::kPercpu : ReqsMode::kLocked;
-	aio_ref_mode = after ? RefMode::kPercpu : RefMode::kAtomic;
+	SetEra(after ? Era::kAfter : Era::kBefore);
 	for (auto _ : state) {
 		double ns = SharedRun(shared);
 		state.SetIterationTime(ns * TotalIos() / 1e9);
@@ -396,8 +409,7 @@ void BM_Sharing(benchmark::State &state, bool after, bool shared)
 		Record(std::string(after ? "after" : "before") + (shared ? "/shared" : "/private"),
 		       ns);
 	}
-	aio_reqs_mode = ReqsMode::kPercpu;
-	aio_ref_mode = RefMode::kPercpu;
+	SetEra(Era::kAfter);
 }
 BENCHMARK_CAPTURE(BM_Sharing, before_private, false, false)->UseManualTime()->Iterations(1);
 BENCHMARK_CAPTURE(BM_Sharing, before_shared, false, true)->UseManualTime()->Iterations(1);
@@ -484,8 +496,7 @@ double SubmitSharingRun(bool shared, const Ops &ops, bool host)
 
 void BM_SubmitSharing(benchmark::State &state, bool after, bool shared)
 {
-	aio_reqs_mode = after ? ReqsMode::kPercpu : ReqsMode::kLocked;
-	aio_ref_mode = after ? RefMode::kPercpu : RefMode::kAtomic;
+	SetEra(after ? Era::kAfter : Era::kBefore);
 	for (auto _ : state) {
 		double ns = SubmitSharingRun(shared, kUkern, false);
 		state.SetIterationTime(ns * TotalIos() / 1e9);
@@ -494,8 +505,7 @@ void BM_SubmitSharing(benchmark::State &state, bool after, bool shared)
 			       (shared ? "/shared" : "/private"),
 		       ns);
 	}
-	aio_reqs_mode = ReqsMode::kPercpu;
-	aio_ref_mode = RefMode::kPercpu;
+	SetEra(Era::kAfter);
 }
 BENCHMARK_CAPTURE(BM_SubmitSharing, before_private, false, false)->UseManualTime()->Iterations(1);
 BENCHMARK_CAPTURE(BM_SubmitSharing, before_shared, false, true)->UseManualTime()->Iterations(1);
@@ -719,17 +729,9 @@ BENCHMARK(BM_OneContextPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
  * the median and quartiles of the per-pair overhead (shared - private) /
  * shared, and the median ns per I/O of each side.
  */
-enum class Era {
-	kAfter,	   /* 3.10+: percpu reqs_available and refs, no ctx_lock */
-	kBefore,   /* the two switches: locked counter, atomic refs */
-	kBefore39, /* both, plus 3.9's ctx_lock sections around each iocb */
-};
-
 template <typename Run> void SharingPairs(benchmark::State &state, Era era, Run run)
 {
-	aio_reqs_mode = era == Era::kAfter ? ReqsMode::kPercpu : ReqsMode::kLocked;
-	aio_ref_mode = era == Era::kAfter ? RefMode::kPercpu : RefMode::kAtomic;
-	aio_submit_mode = era == Era::kBefore39 ? SubmitMode::kCtxLock : SubmitMode::kDirect;
+	SetEra(era);
 	for (auto _ : state) {
 		std::vector<double> overhead, private_ns, shared_ns;
 
@@ -760,9 +762,7 @@ template <typename Run> void SharingPairs(benchmark::State &state, Era era, Run 
 		state.counters["private_ns"] = uk::bench::Median(private_ns);
 		state.counters["shared_ns"] = uk::bench::Median(shared_ns);
 	}
-	aio_reqs_mode = ReqsMode::kPercpu;
-	aio_ref_mode = RefMode::kPercpu;
-	aio_submit_mode = SubmitMode::kDirect;
+	SetEra(Era::kAfter);
 }
 
 /*

@@ -531,17 +531,18 @@ TEST_F(AioTest, SharedContextStress)
 	const int nsub = (int)uk::testing::StressThreads();
 	const long per = 2000;
 	const struct {
+		const char *name;
 		ReqsMode reqs;
 		RefMode ref;
 		SubmitMode submit;
 	} modes[] = {
-		{ ReqsMode::kPercpu, RefMode::kPercpu, SubmitMode::kDirect },
-		{ ReqsMode::kLocked, RefMode::kAtomic, SubmitMode::kDirect },
-		{ ReqsMode::kLocked, RefMode::kAtomic, SubmitMode::kCtxLock },
+		{ "after", ReqsMode::kPercpu, RefMode::kPercpu, SubmitMode::kDirect },
+		{ "before", ReqsMode::kLocked, RefMode::kAtomic, SubmitMode::kDirect },
+		{ "before_3_9", ReqsMode::kLocked, RefMode::kAtomic, SubmitMode::kCtxLock },
 	};
 
 	for (const auto &m : modes) {
-		SCOPED_TRACE(static_cast<int>(m.submit) * 2 + static_cast<int>(m.reqs));
+		SCOPED_TRACE(m.name);
 		aio_reqs_mode = m.reqs;
 		aio_ref_mode = m.ref;
 		aio_submit_mode = m.submit;
