@@ -144,57 +144,65 @@ inline void hold_briefly(long hold_us) {
   std::this_thread::yield();
 }
 
-// K threads, each doing `ops` get/hold/clear cycles; a failed get sleeps as
-// blk_mq_get_tag() does. The sleep has a 10 ms safety timeout so that a lost
+// Per-thread wait counters, summed into a SleepRun at the end of a run.
+struct WaitCounts {
+  long wakeups = 0, timeouts = 0, futile = 0;
+};
+
+// A tag as blk_mq_get_tag() takes one: on failure, sleep on the next wait
+// queue (sbq_wait_ptr), retrying before and after sbitmap_prepare_to_wait().
+// before_sleep() runs just before each sleep, where schedule() calls
+// sched_submit_work(). The sleep has a 10 ms safety timeout so that a lost
 // wake-up costs time (and is counted) instead of hanging the run.
-SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
-                     long ops) {
+template <typename BeforeSleep>
+int GetTagSleeping(struct sbitmap_queue *sbq, atomic_t *wait_index,
+                   WaitCounts *c, BeforeSleep before_sleep) {
+  int tag = __sbitmap_queue_get(sbq);
+  if (tag >= 0) return tag;
+  DEFINE_SBQ_WAIT(wait);
+  struct sbq_wait_state *ws = sbq_wait_ptr(sbq, wait_index);
+  bool woken = false;
+  for (;;) {
+    tag = __sbitmap_queue_get(sbq);
+    if (tag >= 0) break;
+    sbitmap_prepare_to_wait(sbq, ws, &wait, TASK_UNINTERRUPTIBLE);
+    tag = __sbitmap_queue_get(sbq);
+    if (tag >= 0) break;
+    if (woken) c->futile++;  // woken, yet no tag: back to sleep
+    before_sleep();
+    woken = io_schedule_timeout(msecs_to_jiffies(10)) != 0;
+    if (woken)
+      c->wakeups++;
+    else
+      c->timeouts++;
+    sbitmap_finish_wait(sbq, ws, &wait);
+    // blk_mq_get_tag() picks the next wait queue after each sleep.
+    ws = sbq_wait_ptr(sbq, wait_index);
+  }
+  sbitmap_finish_wait(sbq, ws, &wait);
+  return tag;
+}
+
+// Runs body(sbq, counts) on k threads started together against a fresh
+// sbitmap_queue of @depth under @scheme; returns `ops` operations' rate and
+// the summed wait counters.
+template <typename Body>
+SleepRun RunThreads(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
+                    double ops, Body body) {
   struct sbitmap_queue sbq;
   sbitmap_queue_init_node(&sbq, depth, -1, false, GFP_KERNEL, -1);
   sbitmap_queue_set_wake_scheme(&sbq, scheme);
-  std::atomic<long> wakeups{0}, timeouts{0}, futile{0};
+  std::vector<WaitCounts> counts(k);
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> ts;
-  const long hold_us = HoldUs();
   for (unsigned t = 0; t < k; t++) {
-    ts.emplace_back([&] {
-      atomic_t wait_index = ATOMIC_INIT(0);
-      long w = 0, to = 0, fu = 0;
-      // A 1 ns timer slack: the default 50 us would dwarf the hold.
-      prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    ts.emplace_back([&, t] {
+      WaitCounts c;
       ready++;
       while (!go.load(std::memory_order_acquire)) cpu_relax();
-      for (long i = 0; i < ops; i++) {
-        int tag = __sbitmap_queue_get(&sbq);
-        if (tag < 0) {
-          DEFINE_SBQ_WAIT(wait);
-          struct sbq_wait_state *ws = sbq_wait_ptr(&sbq, &wait_index);
-          bool woken = false;
-          for (;;) {
-            tag = __sbitmap_queue_get(&sbq);
-            if (tag >= 0) break;
-            sbitmap_prepare_to_wait(&sbq, ws, &wait, TASK_UNINTERRUPTIBLE);
-            tag = __sbitmap_queue_get(&sbq);
-            if (tag >= 0) break;
-            if (woken) fu++;  // woken, yet no tag: back to sleep
-            woken = io_schedule_timeout(msecs_to_jiffies(10)) != 0;
-            if (woken)
-              w++;
-            else
-              to++;
-            sbitmap_finish_wait(&sbq, ws, &wait);
-            // blk_mq_get_tag() picks the next wait queue after each sleep.
-            ws = sbq_wait_ptr(&sbq, &wait_index);
-          }
-          sbitmap_finish_wait(&sbq, ws, &wait);
-        }
-        hold_briefly(hold_us);
-        sbitmap_queue_clear(&sbq, tag, raw_smp_processor_id());
-      }
-      wakeups += w;
-      timeouts += to;
-      futile += fu;
+      body(&sbq, &c);
+      counts[t] = c;
     });
   }
   while (ready.load() < k) std::this_thread::yield();
@@ -205,8 +213,80 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   sbitmap_queue_free(&sbq);
-  return {double(k) * ops / secs, wakeups.load(), timeouts.load(),
-          futile.load()};
+  SleepRun r{ops / secs, 0, 0, 0};
+  for (const WaitCounts &c : counts) {
+    r.wakeups += c.wakeups;
+    r.timeouts += c.timeouts;
+    r.futile += c.futile;
+  }
+  return r;
+}
+
+// K threads, each doing `ops` get/hold/clear cycles; a failed get sleeps as
+// blk_mq_get_tag() does.
+SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
+                     long ops) {
+  const long hold_us = HoldUs();
+  return RunThreads(depth, scheme, k, double(k) * ops,
+                    [&](struct sbitmap_queue *sbq, WaitCounts *c) {
+                      atomic_t wait_index = ATOMIC_INIT(0);
+                      // A 1 ns timer slack: the default 50 us would dwarf the hold.
+                      prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+                      for (long i = 0; i < ops; i++) {
+                        int tag = GetTagSleeping(sbq, &wait_index, c, [] {});
+                        hold_briefly(hold_us);
+                        sbitmap_queue_clear(sbq, tag, raw_smp_processor_id());
+                      }
+                    });
+}
+
+// ---- the fio run's shape: few submitters, 64 requests each under a plug ----
+
+// Submitters of BM_SbqPlugged: 2 x host CPUs, 2..20 (the patch ran 20 fio
+// jobs on 20 CPUs), as the nullb suite's default.
+unsigned PlugSubmitters() {
+  const char *env = std::getenv("UKERN_SBQ_SUBMITTERS");
+  if (env && std::atoi(env) > 0) return std::atoi(env);
+  unsigned n = 2 * std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp(n, 2u, 20u);
+}
+
+// Tags each submitter asks for per batch: fio's iodepth=64.
+constexpr int kPlugBatch = 64;
+// A plug is flushed once it holds BLK_MAX_REQUEST_COUNT requests (one queue).
+constexpr int kPlugMax = 32;
+
+// K submitters, each repeatedly taking a batch of kPlugBatch tags (one
+// io_submit() of 64 writes under a plug). Flushing the plug frees the tags it
+// holds, each request completing at once as with irqmode=0. The plug is
+// flushed every kPlugMax requests, at the end of the batch, and before the
+// submitter sleeps: a failed get sleeps as blk_mq_get_tag() does, and
+// schedule() flushes the plug first (sched_submit_work()), so a submitter
+// never waits for tags it holds itself. Few threads and no other sleeps: the
+// CPUs spend the run in get, clear and the wake-ups the scheme asks for.
+SleepRun RunPlugged(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
+                    long batches) {
+  return RunThreads(depth, scheme, k, double(k) * batches * kPlugBatch,
+                    [&](struct sbitmap_queue *sbq, WaitCounts *c) {
+                      atomic_t wait_index = ATOMIC_INIT(0);
+                      int held[kPlugMax];
+                      int nheld = 0;
+                      auto flush = [&] {
+                        for (int i = 0; i < nheld; i++)
+                          sbitmap_queue_clear(sbq, held[i],
+                                              raw_smp_processor_id());
+                        nheld = 0;
+                      };
+                      for (long b = 0; b < batches; b++) {
+                        for (int i = 0; i < kPlugBatch; i++) {
+                          // May flush (nheld = 0) before it sleeps.
+                          int tag = GetTagSleeping(sbq, &wait_index, c, flush);
+                          held[nheld++] = tag;
+                          if (nheld == kPlugMax) flush();
+                        }
+                        flush();
+                      }
+                    });
 }
 
 // Threads at depth @depth: 2 x host CPUs (at least 4; 32 with --ukern_full),
@@ -244,20 +324,17 @@ double Median(std::vector<double> v) {
 // One iteration runs both schemes back to back on fresh maps (which goes
 // first alternates), so each today/v6.1 ratio compares two runs that saw the
 // same machine; the summary takes the median of those ratios.
-void BM_SbqSleepers(benchmark::State &state) {
-  unsigned depth = state.range(0);
-  unsigned k = Sleepers(depth);
-  long per_thread = std::max(1L, SleeperOps(depth) / k);
-  SleepPairs &pairs = g_pairs[depth];
+template <typename Run>
+void RunPairs(benchmark::State &state, SleepPairs &pairs, unsigned k, Run run) {
   SleepRun old_r{}, new_r{};
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     if (pairs.ratio.size() % 2 == 0) {
-      old_r = RunSleepers(depth, SBQ_WAKE_V61, k, per_thread);
-      new_r = RunSleepers(depth, SBQ_WAKE_CURRENT, k, per_thread);
+      old_r = run(SBQ_WAKE_V61);
+      new_r = run(SBQ_WAKE_CURRENT);
     } else {
-      new_r = RunSleepers(depth, SBQ_WAKE_CURRENT, k, per_thread);
-      old_r = RunSleepers(depth, SBQ_WAKE_V61, k, per_thread);
+      new_r = run(SBQ_WAKE_CURRENT);
+      old_r = run(SBQ_WAKE_V61);
     }
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -284,31 +361,69 @@ void BM_SbqSleepers(benchmark::State &state) {
   state.counters["today_futile"] = new_r.futile;
 }
 
-// Prints the side-by-side table at exit, after every run (with random
-// interleaving no benchmark is sure to run last): per depth the medians over
-// the pairs and the median, lowest and highest of the per-pair ratios.
-void PrintSleepersSummary() {
-  if (g_pairs.empty()) return;
-  std::printf(
-      "\nsbitmap_queue with sleeping waiters: %ld cycles per tag and run, hold "
-      "%ld us; "
-      "medians over the pairs (v6.1 and today back to back)\n",
-      SleeperOps(1), HoldUs());
+void BM_SbqSleepers(benchmark::State &state) {
+  unsigned depth = state.range(0);
+  unsigned k = Sleepers(depth);
+  long per_thread = std::max(1L, SleeperOps(depth) / k);
+  RunPairs(state, g_pairs[depth], k, [&](enum sbq_wake_scheme scheme) {
+    return RunSleepers(depth, scheme, k, per_thread);
+  });
+}
+
+// Batches of 64 per submitter and run: UKERN_SBQ_BATCHES (default 2000).
+long PlugBatches() {
+  const char *env = std::getenv("UKERN_SBQ_BATCHES");
+  long n = env ? std::atol(env) : 0;
+  return n > 0 ? n : 2000;
+}
+
+std::map<int, SleepPairs> g_plug_pairs;
+
+void BM_SbqPlugged(benchmark::State &state) {
+  unsigned depth = state.range(0);
+  unsigned k = PlugSubmitters();
+  RunPairs(state, g_plug_pairs[depth], k, [&](enum sbq_wake_scheme scheme) {
+    return RunPlugged(depth, scheme, k, PlugBatches());
+  });
+}
+
+void PrintPairs(const std::map<int, SleepPairs> &all,
+                unsigned (*threads)(unsigned)) {
   std::printf("%6s %7s %5s %11s %11s %8s %8s %8s %8s %7s %7s %11s %7s %7s\n",
               "depth", "threads", "pairs", "v6.1 ops/s", "today ops/s",
               "v6.1 wk", "today wk", "v6.1 fut", "tday fut", "v6.1 to",
               "today to", "today/v6.1", "min", "max");
-  for (auto &[depth, p] : g_pairs) {
+  for (auto &[depth, p] : all) {
     std::printf(
         "%6d %7u %5zu %11.0f %11.0f %8.0f %8.0f %8.0f %8.0f %7.0f %7.0f %11.3f "
         "%7.3f "
         "%7.3f\n",
-        depth, Sleepers(depth), p.ratio.size(), Median(p.v61), Median(p.today),
+        depth, threads(depth), p.ratio.size(), Median(p.v61), Median(p.today),
         Median(p.v61_wakeups), Median(p.today_wakeups), Median(p.v61_futile),
         Median(p.today_futile), Median(p.v61_timeouts),
         Median(p.today_timeouts), Median(p.ratio),
         *std::min_element(p.ratio.begin(), p.ratio.end()),
         *std::max_element(p.ratio.begin(), p.ratio.end()));
+  }
+}
+
+// Prints the side-by-side tables at exit, after every run (with random
+// interleaving no benchmark is sure to run last): per depth the medians over
+// the pairs and the median, lowest and highest of the per-pair ratios.
+void PrintSleepersSummary() {
+  if (!g_pairs.empty()) {
+    std::printf(
+        "\nsbitmap_queue with sleeping waiters: %ld cycles per tag and run, "
+        "hold %ld us; medians over the pairs (v6.1 and today back to back)\n",
+        SleeperOps(1), HoldUs());
+    PrintPairs(g_pairs, Sleepers);
+  }
+  if (!g_plug_pairs.empty()) {
+    std::printf(
+        "\nsbitmap_queue, plugged submitters (%d tags a batch, %ld batches "
+        "each, plug flushed before sleeping); medians over the pairs\n",
+        kPlugBatch, PlugBatches());
+    PrintPairs(g_plug_pairs, [](unsigned) { return PlugSubmitters(); });
   }
   std::fflush(stdout);
 }
@@ -316,6 +431,12 @@ void PrintSleepersSummary() {
 void RegisterSleepers() {
   for (int depth : {2, 4, 8, 16, 32, 64})
     benchmark::RegisterBenchmark("BM_SbqSleepers", BM_SbqSleepers)
+        ->Arg(depth)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  for (int depth : {2, 4, 8, 16, 32, 64})
+    benchmark::RegisterBenchmark("BM_SbqPlugged", BM_SbqPlugged)
         ->Arg(depth)
         ->UseManualTime()
         ->Iterations(1)
