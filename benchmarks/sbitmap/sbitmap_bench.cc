@@ -13,6 +13,7 @@
 #include <ctime>
 #include <map>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -199,6 +200,8 @@ SleepRun RunThreads(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
   for (unsigned t = 0; t < k; t++) {
     ts.emplace_back([&, t] {
       WaitCounts c;
+      // A 1 ns timer slack: the default 50 us would dwarf a 200 us hold.
+      prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
       ready++;
       while (!go.load(std::memory_order_acquire)) cpu_relax();
       body(&sbq, &c);
@@ -230,8 +233,6 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
   return RunThreads(depth, scheme, k, double(k) * ops,
                     [&](struct sbitmap_queue *sbq, WaitCounts *c) {
                       atomic_t wait_index = ATOMIC_INIT(0);
-                      // A 1 ns timer slack: the default 50 us would dwarf the hold.
-                      prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
                       for (long i = 0; i < ops; i++) {
                         int tag = GetTagSleeping(sbq, &wait_index, c, [] {});
                         hold_briefly(hold_us);
@@ -429,18 +430,16 @@ void PrintSleepersSummary() {
 }
 
 void RegisterSleepers() {
-  for (int depth : {2, 4, 8, 16, 32, 64})
-    benchmark::RegisterBenchmark("BM_SbqSleepers", BM_SbqSleepers)
-        ->Arg(depth)
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-  for (int depth : {2, 4, 8, 16, 32, 64})
-    benchmark::RegisterBenchmark("BM_SbqPlugged", BM_SbqPlugged)
-        ->Arg(depth)
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+  using Fn = void (*)(benchmark::State &);
+  const std::pair<const char *, Fn> forms[] = {
+      {"BM_SbqSleepers", BM_SbqSleepers}, {"BM_SbqPlugged", BM_SbqPlugged}};
+  for (const auto &[name, fn] : forms)
+    for (int depth : {2, 4, 8, 16, 32, 64})
+      benchmark::RegisterBenchmark(name, fn)
+          ->Arg(depth)
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
   std::atexit(PrintSleepersSummary);
 }
 uk::bench::Registrar reg(RegisterSleepers);
