@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 namespace uk::bench {
@@ -32,6 +33,13 @@ inline double Quantile(std::vector<double> v, double q) {
 }
 
 inline double Median(const std::vector<double> &v) { return Quantile(v, 0.5); }
+
+// Submitter threads of the sbitmap-patch experiments: 2 x host CPUs, 2..20
+// (the patch ran 20 fio jobs on a 20-CPU box).
+inline unsigned DefaultSubmitters() {
+  unsigned n = 2 * std::thread::hardware_concurrency();
+  return std::clamp(n, 2u, 20u);
+}
 
 }  // namespace uk::bench
 

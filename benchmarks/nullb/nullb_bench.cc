@@ -137,10 +137,7 @@ void BM_NullbBioPlugged(benchmark::State &state) {
 }
 BENCHMARK(BM_NullbBioPlugged)->Arg(1)->Arg(8)->Arg(16)->Arg(32);
 
-unsigned Submitters() {
-  unsigned n = 2 * std::thread::hardware_concurrency();
-  return std::clamp(n, 2u, 20u);
-}
+unsigned Submitters() { return uk::bench::DefaultSubmitters(); }
 
 // One submitter keeping `qd` writes in flight until `stop`.
 struct Submitter {

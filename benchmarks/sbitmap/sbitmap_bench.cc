@@ -26,6 +26,8 @@
 
 namespace {
 
+using uk::bench::Median;
+
 void BM_SbitmapGetClear(benchmark::State &state) {
   struct sbitmap sb;
   sbitmap_init_node(&sb, state.range(0), -1, GFP_KERNEL, -1, false, true);
@@ -243,13 +245,12 @@ SleepRun RunSleepers(unsigned depth, enum sbq_wake_scheme scheme, unsigned k,
 
 // ---- the fio run's shape: few submitters, 64 requests each under a plug ----
 
-// Submitters of BM_SbqPlugged: 2 x host CPUs, 2..20 (the patch ran 20 fio
-// jobs on 20 CPUs), as the nullb suite's default.
+// Submitters of BM_SbqPlugged: UKERN_SBQ_SUBMITTERS, else the nullb suite's
+// default (2 x host CPUs, 2..20).
 unsigned PlugSubmitters() {
   const char *env = std::getenv("UKERN_SBQ_SUBMITTERS");
   if (env && std::atoi(env) > 0) return std::atoi(env);
-  unsigned n = 2 * std::max(1u, std::thread::hardware_concurrency());
-  return std::clamp(n, 2u, 20u);
+  return uk::bench::DefaultSubmitters();
 }
 
 // Tags each submitter asks for per batch: fio's iodepth=64.
@@ -314,13 +315,6 @@ struct SleepPairs {
   std::vector<double> v61_futile, today_futile;
 };
 std::map<int, SleepPairs> g_pairs;
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // One iteration runs both schemes back to back on fresh maps (which goes
 // first alternates), so each today/v6.1 ratio compares two runs that saw the
