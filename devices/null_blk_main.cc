@@ -549,18 +549,23 @@ int null_validate_conf(struct nullb_device *dev)
 		dev->queue_mode = NULL_Q_MQ;
 	}
 
-	if (dev->use_per_node_hctx) {
-		if (dev->submit_queues != nr_online_nodes)
-			dev->submit_queues = nr_online_nodes;
-	} else if (dev->submit_queues > nr_cpu_ids) {
-		dev->submit_queues = nr_cpu_ids;
-	} else if (dev->submit_queues == 0) {
-		dev->submit_queues = 1;
+	if (dev->shared_tags) {
+		/* The global tag set was sized by the module's queue counts. */
+		dev->submit_queues = g_submit_queues;
+		dev->poll_queues = g_poll_queues;
+	} else {
+		if (dev->use_per_node_hctx) {
+			if (dev->submit_queues != nr_online_nodes)
+				dev->submit_queues = nr_online_nodes;
+		} else if (dev->submit_queues > nr_cpu_ids) {
+			dev->submit_queues = nr_cpu_ids;
+		} else if (dev->submit_queues == 0) {
+			dev->submit_queues = 1;
+		}
+		if (dev->poll_queues > (unsigned int)g_poll_queues)
+			dev->poll_queues = g_poll_queues;
 	}
 	dev->prev_submit_queues = dev->submit_queues;
-
-	if (dev->poll_queues > (unsigned int)g_poll_queues)
-		dev->poll_queues = g_poll_queues;
 	dev->prev_poll_queues = dev->poll_queues;
 	dev->irqmode = min_t(unsigned int, dev->irqmode, NULL_IRQ_TIMER);
 
@@ -813,6 +818,13 @@ static int nullb_update_nr_hw_queues(struct nullb_device *dev, unsigned int subm
 
 	if (!dev->nullb)
 		return 0;
+	/*
+	 * Other devices use the global tag set too, and null_map_queues() maps
+	 * it by the module's counts: its hardware queues are not this device's
+	 * to change.
+	 */
+	if (dev->shared_tags)
+		return -EINVAL;
 	/* Zero submit queues is not a valid setting. */
 	if (!submit_queues)
 		return -EINVAL;

@@ -252,6 +252,38 @@ TEST_F(NullBlkTest, ConfigfsAttributes) {
   EXPECT_EQ(null_nr_devices(), 0u);
 }
 
+// shared_tags: a configfs device takes the module's queue counts, which sized
+// the global tag set it joins, and may not change that set's hardware queues.
+TEST_F(NullBlkTest, ConfigfsSharedTagsUseModuleQueueCounts) {
+  ASSERT_EQ(null_blk_module_params("submit_queues=1 poll_queues=2"), 0);
+  struct nullb_device *a = nullb_group_make("sa");
+  struct nullb_device *b = nullb_group_make("sb");
+  ASSERT_FALSE(IS_ERR(a));
+  ASSERT_FALSE(IS_ERR(b));
+  for (struct nullb_device *d : {a, b}) {
+    EXPECT_EQ(Store(d, "shared_tags", "1"), 1);
+    EXPECT_EQ(Store(d, "submit_queues", "3"), 1);  // not powered: recorded
+    EXPECT_EQ(Store(d, "poll_queues", "0"), 1);
+    EXPECT_EQ(Store(d, "power", "1"), 1);
+    EXPECT_EQ(Attr(d, "submit_queues"), "1\n");
+    EXPECT_EQ(Attr(d, "poll_queues"), "2\n");
+  }
+  struct nullb *na = null_find_dev_by_name("sa");
+  struct nullb *nb = null_find_dev_by_name("sb");
+  ASSERT_NE(na, nullptr);
+  ASSERT_NE(nb, nullptr);
+  EXPECT_EQ(na->tag_set, nb->tag_set);
+  EXPECT_EQ(na->tag_set->nr_hw_queues, 3u);
+
+  EXPECT_EQ(Store(a, "submit_queues", "1"), -EINVAL);
+  EXPECT_EQ(Store(a, "poll_queues", "1"), -EINVAL);
+  EXPECT_EQ(Attr(a, "submit_queues"), "1\n");
+  EXPECT_EQ(Attr(a, "poll_queues"), "2\n");
+  EXPECT_EQ(na->tag_set->nr_hw_queues, 3u);
+  nullb_group_drop(a);
+  nullb_group_drop(b);
+}
+
 TEST_F(NullBlkTest, ConfigfsPowerOnFailures) {
   struct nullb_device *dev = nullb_group_make("z");
   ASSERT_FALSE(IS_ERR(dev));
