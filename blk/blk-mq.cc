@@ -365,6 +365,78 @@ void blk_mq_end_request(struct request *rq, blk_status_t error)
 	__blk_mq_end_request(rq, error);
 }
 
+/* Ends every bio of a request that succeeded whole (the batch path). */
+static void blk_complete_request(struct request *req)
+{
+	struct bio *bio = req->bio;
+
+	if (!bio)
+		return;
+
+	do {
+		struct bio *next = bio->bi_next;
+
+		bio_endio(bio);
+		bio = next;
+	} while (bio);
+
+	/* A stacking driver's ->end_io may still look at what is left. */
+	if (!req->end_io) {
+		req->bio = NULL;
+		req->__data_len = 0;
+	}
+}
+
+#define TAG_COMP_BATCH 32
+
+static inline void blk_mq_flush_tag_batch(struct blk_mq_hw_ctx *hctx, int *tag_array,
+					  int nr_tags)
+{
+	struct request_queue *q = hctx->queue;
+
+	blk_mq_sub_active_requests(hctx, nr_tags);
+	blk_mq_put_tags(hctx->tags, tag_array, nr_tags);
+	percpu_ref_put_many(&q->q_usage_counter, nr_tags);
+}
+
+/*
+ * Ends the requests blk_mq_add_to_batch() gathered: their bios complete one by
+ * one, their tags go back TAG_COMP_BATCH at a time per hardware queue, and the
+ * queue usage references they held drop together.
+ */
+void blk_mq_end_request_batch(struct io_comp_batch *iob)
+{
+	int tags[TAG_COMP_BATCH], nr_tags = 0;
+	struct blk_mq_hw_ctx *cur_hctx = NULL;
+	struct request *rq;
+
+	while ((rq = rq_list_pop(&iob->req_list)) != NULL) {
+		prefetch(rq->bio);
+		prefetch(rq->rq_next);
+
+		blk_complete_request(rq);
+
+		/* An ->end_io that returns NONE keeps the request. */
+		if (rq->end_io && rq->end_io(rq, 0) == RQ_END_IO_NONE)
+			continue;
+
+		WRITE_ONCE(rq->state, MQ_RQ_IDLE);
+		if (!req_ref_put_and_test(rq))
+			continue;
+
+		if (nr_tags == TAG_COMP_BATCH || cur_hctx != rq->mq_hctx) {
+			if (cur_hctx)
+				blk_mq_flush_tag_batch(cur_hctx, tags, nr_tags);
+			nr_tags = 0;
+			cur_hctx = rq->mq_hctx;
+		}
+		tags[nr_tags++] = rq->tag;
+	}
+
+	if (nr_tags)
+		blk_mq_flush_tag_batch(cur_hctx, tags, nr_tags);
+}
+
 static void blk_complete_reqs(struct list_head *list)
 {
 	while (!list_empty(list)) {

@@ -285,8 +285,9 @@ static int null_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 		list_del_init(&rq->queuelist);
 		cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
 		cmd->error = null_process_cmd(cmd, req_op(rq), blk_rq_pos(rq), blk_rq_sectors(rq));
-		/* No io_comp_batch support: end each request on its own. */
-		blk_mq_end_request(rq, cmd->error);
+		if (!blk_mq_add_to_batch(rq, iob, cmd->error != BLK_STS_OK,
+					 blk_mq_end_request_batch))
+			blk_mq_end_request(rq, cmd->error);
 		nr++;
 	}
 	return nr;

@@ -489,6 +489,74 @@ TEST_F(NullBlkIoTest, PollQueue) {
   EXPECT_EQ(Rw(b, false, 0, buf[0], 512, BLKDEV_RW_POLLED), 512);
 }
 
+// Batched completion: ->poll() gathers what it completed on the poller's
+// io_comp_batch, and blk_mq_end_request_batch() ends the bios, gives the tags
+// back in one go and drops the queue usage references.
+TEST_F(NullBlkIoTest, PollQueueBatchedCompletion) {
+  struct block_device *b =
+      Load("poll_queues=1 submit_queues=1 irqmode=1 gb=1 hw_queue_depth=8");
+  struct request_queue *q = bdev_get_queue(b);
+  struct blk_mq_tags *tags = q->queue_hw_ctx[1]->tags;
+  constexpr int n = 6;
+  alignas(4096) static char buf[n][512];
+  Io io[n];
+  for (int i = 0; i < n; i++)
+    ASSERT_EQ(Rw(b, false, i * 512, buf[i], 512, BLKDEV_RW_POLLED, &io[i]),
+              -EIOCBQUEUED);
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), unsigned{n});
+
+  DEFINE_IO_COMP_BATCH(iob);
+  EXPECT_EQ(blk_mq_poll(q, 1, &iob, 0), n);
+  EXPECT_EQ(iob.complete, blk_mq_end_request_batch);
+  int gathered = 0;
+  for (struct request *rq = iob.req_list.head; rq; rq = rq->rq_next) gathered++;
+  EXPECT_EQ(gathered, n);
+  for (auto &x : io) EXPECT_EQ(x.calls.load(), 0);  // gathered, not ended
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), unsigned{n});
+
+  iob.complete(&iob);
+  EXPECT_TRUE(rq_list_empty(&iob.req_list));
+  for (auto &x : io) {
+    EXPECT_EQ(x.calls.load(), 1);
+    EXPECT_EQ(x.res, 512);
+  }
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 0u);
+  // A reference left behind would keep the freeze from finishing.
+  blk_freeze_queue_start(q);
+  EXPECT_GT(blk_mq_freeze_queue_wait_timeout(q, 5 * HZ), 0);
+  blk_mq_unfreeze_queue(q);
+}
+
+// What blk_mq_add_to_batch() leaves to the caller: no batch, a failed
+// request, one with ->end_io or scheduler tags, another ->complete.
+TEST_F(NullBlkIoTest, AddToBatchRules) {
+  struct request rq[5] = {};
+  auto other = [](struct io_comp_batch *) {};
+  DEFINE_IO_COMP_BATCH(iob);
+  EXPECT_FALSE(
+      blk_mq_add_to_batch(&rq[0], nullptr, false, blk_mq_end_request_batch));
+  EXPECT_FALSE(
+      blk_mq_add_to_batch(&rq[0], &iob, true, blk_mq_end_request_batch));
+  rq[1].end_io = [](struct request *, blk_status_t) { return RQ_END_IO_NONE; };
+  EXPECT_FALSE(
+      blk_mq_add_to_batch(&rq[1], &iob, false, blk_mq_end_request_batch));
+  rq[2].rq_flags = RQF_SCHED_TAGS;
+  EXPECT_FALSE(
+      blk_mq_add_to_batch(&rq[2], &iob, false, blk_mq_end_request_batch));
+  EXPECT_TRUE(rq_list_empty(&iob.req_list));
+  EXPECT_EQ(iob.complete, nullptr);
+
+  EXPECT_TRUE(
+      blk_mq_add_to_batch(&rq[0], &iob, false, blk_mq_end_request_batch));
+  EXPECT_FALSE(blk_mq_add_to_batch(&rq[3], &iob, false, other));
+  // A failed passthrough request still batches: its status is the driver's.
+  rq[4].cmd_flags = REQ_OP_DRV_IN;
+  EXPECT_TRUE(
+      blk_mq_add_to_batch(&rq[4], &iob, true, blk_mq_end_request_batch));
+  EXPECT_EQ(iob.req_list.head, &rq[0]);
+  EXPECT_EQ(iob.req_list.tail, &rq[4]);
+}
+
 // A device deleted under an open block device fails new I/O.
 TEST_F(NullBlkIoTest, DeletedDeviceFailsIo) {
   struct block_device *b = Load("irqmode=0 gb=1");

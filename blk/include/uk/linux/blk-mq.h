@@ -109,6 +109,11 @@ static inline unsigned int blk_rq_sectors(const struct request *rq)
 	return blk_rq_bytes(rq) >> SECTOR_SHIFT;
 }
 
+static inline bool blk_rq_is_passthrough(const struct request *rq)
+{
+	return blk_op_is_passthrough(rq->cmd_flags);
+}
+
 static inline bool rq_data_dir_write(const struct request *rq)
 {
 	return op_is_write(req_op(rq));
@@ -194,12 +199,18 @@ enum blk_eh_timer_return {
 	BLK_EH_RESET_TIMER,
 };
 
-/* Batched completions from ->poll (unused: requests end one by one). */
+/*
+ * Requests a ->poll() handler completed, gathered by blk_mq_add_to_batch() so
+ * that the poller ends them together (->complete, normally
+ * blk_mq_end_request_batch()) once it is done polling.
+ */
 struct io_comp_batch {
-	struct request *req_list;
+	struct rq_list req_list;
 	bool need_ts;
 	void (*complete)(struct io_comp_batch *);
 };
+
+#define DEFINE_IO_COMP_BATCH(name) struct io_comp_batch name = {}
 
 /* struct rq_list is in <uk/linux/blkdev.h>, as upstream. */
 static inline int rq_list_empty(const struct rq_list *rl)
@@ -404,6 +415,34 @@ void blk_mq_free_request(struct request *rq);
 void blk_mq_start_request(struct request *rq);
 void blk_mq_end_request(struct request *rq, blk_status_t error);
 void __blk_mq_end_request(struct request *rq, blk_status_t error);
+void blk_mq_end_request_batch(struct io_comp_batch *iob);
+
+/*
+ * Queues @req on @iob for its poller to end with @complete, if it can be
+ * ended in a batch: not with scheduler tags, and for a file-system request
+ * only when it succeeded and has no ->end_io. False: the caller ends it.
+ */
+static inline bool blk_mq_add_to_batch(struct request *req, struct io_comp_batch *iob,
+				       bool is_error, void (*complete)(struct io_comp_batch *))
+{
+	if (!iob)
+		return false;
+	if (req->rq_flags & RQF_SCHED_TAGS)
+		return false;
+	if (!blk_rq_is_passthrough(req)) {
+		if (req->end_io)
+			return false;
+		if (is_error)
+			return false;
+	}
+
+	if (!iob->complete)
+		iob->complete = complete;
+	else if (iob->complete != complete)
+		return false;
+	rq_list_add_tail(&iob->req_list, req);
+	return true;
+}
 bool blk_update_request(struct request *rq, blk_status_t error, unsigned int nr_bytes);
 void blk_mq_complete_request(struct request *rq);
 bool blk_mq_complete_request_remote(struct request *rq);

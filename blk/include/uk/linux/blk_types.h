@@ -208,6 +208,13 @@ static inline bool op_is_write(blk_opf_t op)
 	return !!(op & (blk_opf_t)1);
 }
 
+/* Driver-private commands (REQ_OP_DRV_IN/OUT), as blk_execute_rq() sends. */
+static inline bool blk_op_is_passthrough(blk_opf_t op)
+{
+	op &= REQ_OP_MASK;
+	return op == REQ_OP_DRV_IN || op == REQ_OP_DRV_OUT;
+}
+
 static inline bool op_is_flush(blk_opf_t op)
 {
 	return op & (REQ_FUA | REQ_PREFLUSH);
