@@ -7,6 +7,8 @@
 //   (blk-mq tags + null_blk only).
 // - BM_NullbBioPlugged/<batch>: `batch` such bios per plug
 //   (blk_start_plug_nr_ios), ns per I/O.
+// - BM_NullbPolledBatch/<batch>: the same on a poll queue, ended by one
+//   poll through an io_comp_batch (blk_mq_end_request_batch).
 // - BM_NullbIops/<depth>/<scheme>: the 6.2 sbitmap wake-up patch's fio run
 //   in miniature: N submitters, each keeping 64 random 4 KiB writes in
 //   flight (async, completion callback) on a single-hctx nullb (irqmode=1)
@@ -105,13 +107,18 @@ void BM_NullbBioIrqmode0(benchmark::State &state) {
 }
 BENCHMARK(BM_NullbBioIrqmode0);
 
-// The same bios, `batch` at a time under a plug sized for them
-// (blk_start_plug_nr_ios): one batched tag allocation, one ->queue_rqs()
-// per batch, completions still one by one (irqmode=0). ns_per_op is per I/O.
-void BM_NullbBioPlugged(benchmark::State &state) {
+// `batch` bios at a time under a plug sized for them
+// (blk_start_plug_nr_ios): one batched tag allocation, one ->queue_rqs() per
+// batch. Unpolled, each request ends inside null_queue_rq (irqmode=0), one by
+// one. Polled (REQ_POLLED, on the poll queue), as io_uring drives a polled
+// null_blk: one poll per batch gathers them on an io_comp_batch and
+// blk_mq_end_request_batch() ends them with one batched tag free.
+// ns_per_op is per I/O.
+void RunPlugged(benchmark::State &state, bool polled) {
   const int batch = static_cast<int>(state.range(0));
   struct block_device *b =
-      LoadNullb("irqmode=0 submit_queues=1 poll_queues=0 gb=1");
+      LoadNullb(polled ? "irqmode=0 submit_queues=1 poll_queues=1 gb=1"
+                       : "irqmode=0 submit_queues=1 poll_queues=0 gb=1");
   alignas(4096) static char buf[4096];
   std::vector<struct bio *> bios(batch);
   for (auto &bio : bios) bio = bio_alloc(b, 1, REQ_OP_WRITE, GFP_KERNEL);
@@ -122,10 +129,16 @@ void BM_NullbBioPlugged(benchmark::State &state) {
     blk_start_plug_nr_ios(&plug, batch);
     for (struct bio *bio : bios) {
       PrepWrite(bio, b, buf, sector, &done);
+      if (polled) bio->bi_opf |= REQ_POLLED;
       submit_bio(bio);
       sector = (sector + 8) & ((1 << 19) - 1);
     }
     blk_finish_plug(&plug);
+    if (polled) {
+      DEFINE_IO_COMP_BATCH(iob);
+      bio_poll(bios[0], &iob, 0);
+      if (!rq_list_empty(&iob.req_list)) iob.complete(&iob);
+    }
   }
   if (done != (long)state.iterations() * batch)
     state.SkipWithError("lost completions");
@@ -135,7 +148,12 @@ void BM_NullbBioPlugged(benchmark::State &state) {
   for (struct bio *bio : bios) bio_put(bio);
   Unload(b);
 }
+
+void BM_NullbBioPlugged(benchmark::State &state) { RunPlugged(state, false); }
 BENCHMARK(BM_NullbBioPlugged)->Arg(1)->Arg(8)->Arg(16)->Arg(32);
+
+void BM_NullbPolledBatch(benchmark::State &state) { RunPlugged(state, true); }
+BENCHMARK(BM_NullbPolledBatch)->Arg(1)->Arg(8)->Arg(16)->Arg(32);
 
 unsigned Submitters() { return uk::bench::DefaultSubmitters(); }
 
