@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
+#include <uk/shim/clock.h>
 
 #include "../../blk/blk-mq-tag.h"
 #include "testmain.h"
@@ -145,12 +147,181 @@ TEST_F(BlkMqTagTest, BatchedGetAndPut) {
   EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 4u);
   blk_mq_put_tags(tags, arr, 4);
   EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 0u);
-  // No batches for reserved, shallow or shared-queue allocations.
+  // No batches for reserved or shallow allocations (shared queues:
+  // BatchRefusedOnSharedQueue).
   auto dr = f.data(0, BLK_MQ_REQ_RESERVED);
   EXPECT_EQ(blk_mq_get_tags(&dr, 2, &off), 0ul);
   auto ds = f.data(0);
   ds.shallow_depth = 8;
   EXPECT_EQ(blk_mq_get_tags(&ds, 2, &off), 0ul);
+}
+
+// A queue shared with others (TAG_QUEUE_SHARED) never takes tags in batches,
+// which would bypass the fair-share limit.
+TEST_F(BlkMqTagTest, BatchRefusedOnSharedQueue) {
+  Fixture f(64, 4, BLK_MQ_F_TAG_QUEUE_SHARED);
+  struct blk_mq_tags *tags = f.hctx[0].tags;
+  *per_cpu_ptr(tags->bitmap_tags.sb.alloc_hint, 0) = 0;
+  auto d = f.data(0);
+  unsigned int off = 99;
+  EXPECT_EQ(blk_mq_get_tags(&d, 4, &off), 0ul);
+  EXPECT_EQ(off, 99u);
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 0u);
+  // The hctx flag decides: once the queue is no longer shared, it batches.
+  f.hctx[0].flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
+  auto d2 = f.data(0);
+  EXPECT_EQ(blk_mq_get_tags(&d2, 4, &off), 0xful);
+  EXPECT_EQ(off, 4u);
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 4u);
+}
+
+// BLK_MQ_S_INACTIVE (the hctx's CPUs are going offline): the tag just taken
+// goes back and the caller gets BLK_MQ_NO_TAG, normal or reserved.
+TEST_F(BlkMqTagTest, InactiveHctxPutsTagBack) {
+  Fixture f(8, 2);
+  struct blk_mq_tags *tags = f.hctx[0].tags;
+  *per_cpu_ptr(tags->bitmap_tags.sb.alloc_hint, 0) = 3;
+  set_bit(BLK_MQ_S_INACTIVE, &f.hctx[0].state);
+  for (int i = 0; i < 10; i++) {
+    auto d = f.data(0, BLK_MQ_REQ_NOWAIT);
+    EXPECT_EQ(blk_mq_get_tag(&d), BLK_MQ_NO_TAG);
+    auto dr = f.data(0, BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_RESERVED);
+    EXPECT_EQ(blk_mq_get_tag(&dr), BLK_MQ_NO_TAG);
+  }
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 0u);
+  EXPECT_EQ(sbitmap_weight(&tags->breserved_tags.sb), 0u);
+  // The other hctx is not affected.
+  auto d1 = f.data(1, BLK_MQ_REQ_NOWAIT);
+  EXPECT_LT(blk_mq_get_tag(&d1), 8u);
+  // Active again: the put-back tag (bit 3, tag 5) is the one handed out.
+  clear_bit(BLK_MQ_S_INACTIVE, &f.hctx[0].state);
+  auto d = f.data(0, BLK_MQ_REQ_NOWAIT);
+  EXPECT_EQ(blk_mq_get_tag(&d), 5u);
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 1u);
+}
+
+// Same, for a tag found in the sleep loop: the map is full, the queue run
+// before sleeping frees a tag and the hctx goes inactive meanwhile.
+TEST_F(BlkMqTagTest, InactiveHctxPutsBackTagFoundAfterQueueRun) {
+  Fixture f(4, 0);
+  static struct blk_mq_tags *tags;
+  static unsigned freed_tag;
+  static int runs;
+  tags = f.hctx[0].tags;
+  runs = 0;
+  for (int i = 0; i < 4; i++) {
+    auto d = f.data(0, BLK_MQ_REQ_NOWAIT);
+    freed_tag = blk_mq_get_tag(&d);
+    ASSERT_LT(freed_tag, 4u);
+  }
+  blk_mq_run_hw_queue_hook = [](struct blk_mq_hw_ctx *hctx, bool) {
+    runs++;
+    blk_mq_put_tag(tags, per_cpu_ptr(hctx->queue->queue_ctx, 0), freed_tag);
+    set_bit(BLK_MQ_S_INACTIVE, &hctx->state);
+  };
+  auto d = f.data(0);
+  EXPECT_EQ(blk_mq_get_tag(&d), BLK_MQ_NO_TAG);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(sbitmap_weight(&tags->bitmap_tags.sb), 3u);
+  EXPECT_EQ(atomic_read(&tags->bitmap_tags.ws_active), 0);
+  clear_bit(BLK_MQ_S_INACTIVE, &f.hctx[0].state);
+  blk_mq_run_hw_queue_hook = nullptr;
+  auto d2 = f.data(0, BLK_MQ_REQ_NOWAIT);
+  EXPECT_EQ(blk_mq_get_tag(&d2), freed_tag);
+}
+
+// hctx_may_queue(): a map of depth 1 is never split, whatever the users
+// and the active count.
+TEST_F(BlkMqTagTest, MayQueueDepthOneIsNotShared) {
+  for (unsigned depth : {1u, 2u}) {
+    Fixture f(depth, 0, BLK_MQ_F_TAG_QUEUE_SHARED);
+    struct blk_mq_hw_ctx *h = &f.hctx[0];
+    blk_mq_tag_busy(h);
+    WRITE_ONCE(h->tags->active_queues, 4u);
+    atomic_set(&h->nr_active, 100);
+    // Depth 2 is limited (100 >= max(ceil(2/4), 4)); depth 1 is not.
+    EXPECT_EQ(hctx_may_queue(h, &h->tags->bitmap_tags), depth == 1) << depth;
+    auto d = f.data(0, BLK_MQ_REQ_NOWAIT);
+    EXPECT_EQ(blk_mq_get_tag(&d), depth == 1 ? 0u : BLK_MQ_NO_TAG) << depth;
+    atomic_set(&h->nr_active, 0);
+    WRITE_ONCE(h->tags->active_queues, 1u);
+    blk_mq_tag_idle(h);
+  }
+}
+
+// Host-wide tags (TAG_HCTX_SHARED): the queue's active flag and the
+// queue-wide count of active requests decide, not the hctx's own ones.
+TEST_F(BlkMqTagTest, MayQueueHostWideUsesQueueCount) {
+  Fixture f(16, 0, BLK_MQ_F_TAG_QUEUE_SHARED | BLK_MQ_F_TAG_HCTX_SHARED);
+  struct sbitmap_queue *bt = &f.set.shared_tags->bitmap_tags;
+  atomic_t *shared = &f.q.nr_active_requests_shared_tags;
+  // The queue is not active yet: no limit.
+  atomic_set(shared, 100);
+  EXPECT_TRUE(hctx_may_queue(&f.hctx[0], bt));
+  atomic_set(shared, 0);
+  blk_mq_tag_busy(&f.hctx[0]);
+  ASSERT_TRUE(test_bit(QUEUE_FLAG_HCTX_ACTIVE, &f.q.queue_flags));
+  ASSERT_FALSE(test_bit(BLK_MQ_S_TAG_ACTIVE, &f.hctx[0].state));
+  // Three users: ceil(16 / 3) = 6 per queue.
+  WRITE_ONCE(f.set.shared_tags->active_queues, 3u);
+  atomic_set(&f.hctx[0].nr_active, 100);  // not the count used here
+  atomic_set(shared, 5);
+  EXPECT_TRUE(hctx_may_queue(&f.hctx[0], bt));
+  atomic_set(shared, 6);
+  EXPECT_FALSE(hctx_may_queue(&f.hctx[0], bt));
+  EXPECT_FALSE(hctx_may_queue(&f.hctx[1], bt));  // same queue, same count
+  // Eight users: ceil(16 / 8) = 2, raised to the minimum of 4.
+  WRITE_ONCE(f.set.shared_tags->active_queues, 8u);
+  atomic_set(shared, 3);
+  EXPECT_TRUE(hctx_may_queue(&f.hctx[1], bt));
+  atomic_set(shared, 4);
+  EXPECT_FALSE(hctx_may_queue(&f.hctx[1], bt));
+  // Through blk_mq_get_tag(), from both hctxs: six tags for the queue in
+  // all, not six per hctx.
+  atomic_set(&f.hctx[0].nr_active, 0);
+  atomic_set(shared, 0);
+  WRITE_ONCE(f.set.shared_tags->active_queues, 3u);
+  unsigned got = 0;
+  for (int i = 0; i < 16; i++) {
+    auto d = f.data(i % 2, BLK_MQ_REQ_NOWAIT);
+    if (blk_mq_get_tag(&d) == BLK_MQ_NO_TAG) continue;
+    blk_mq_inc_active_requests(d.hctx);
+    got++;
+  }
+  EXPECT_EQ(got, 6u);
+  EXPECT_EQ(atomic_read(shared), 6);
+  EXPECT_EQ(atomic_read(&f.hctx[0].nr_active), 0);
+  EXPECT_EQ(atomic_read(&f.hctx[1].nr_active), 0);
+  EXPECT_EQ(sbitmap_weight(&bt->sb), 6u);
+}
+
+// BLK_MQ_F_TAG_RR: tags come out in increasing order; a freed tag is not
+// reused until the hint wraps to the start of the map.
+TEST_F(BlkMqTagTest, RoundRobinTagsIncreaseAndWrap) {
+  Fixture f(18, 2, BLK_MQ_F_TAG_RR);
+  struct blk_mq_tags *tags = f.hctx[0].tags;
+  ASSERT_TRUE(tags->bitmap_tags.sb.round_robin);
+  ASSERT_TRUE(tags->breserved_tags.sb.round_robin);
+  ASSERT_EQ(tags->bitmap_tags.sb.depth, 16u);  // 4 words of 4 bits
+  auto get = [&f] {
+    auto d = f.data(0, BLK_MQ_REQ_NOWAIT);
+    return blk_mq_get_tag(&d);
+  };
+  for (unsigned want = 2; want <= 9; want++) EXPECT_EQ(get(), want);
+  blk_mq_put_tag(tags, f.data(0).ctx, 3);
+  // Tag 3 is free, but the round goes on from tag 10.
+  for (unsigned want = 10; want <= 16; want++) EXPECT_EQ(get(), want);
+  // Bit 14 (tag 16) used: the next hint, 15, is >= depth - 1 and resets to
+  // 0 (upstream never starts at the last bit). The round starts over: tag 3
+  // comes back first, then the search goes on to the last free tag.
+  EXPECT_EQ(get(), 3u);
+  EXPECT_EQ(get(), 17u);
+  EXPECT_EQ(get(), BLK_MQ_NO_TAG);
+  // Reserved tags are round-robin too.
+  auto dr = f.data(0, BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_RESERVED);
+  EXPECT_EQ(blk_mq_get_tag(&dr), 0u);
+  auto dr2 = f.data(0, BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_RESERVED);
+  EXPECT_EQ(blk_mq_get_tag(&dr2), 1u);
 }
 
 // Fair share: max(ceil(depth / users), 4) tags per active queue.
@@ -278,6 +449,148 @@ TEST_F(BlkMqTagTest, Iterators) {
   EXPECT_EQ(seen, std::vector<int>{(int)got[0]});
   tags->rqs = nullptr;
   tags->static_rqs = nullptr;
+}
+
+// blk_mq_tagset_wait_completed_request() sleeps 5 ms between polls: on the
+// virtual clock each of its sleeps lasts until the test advances the clock.
+class BlkMqTagWaitTest : public BlkMqTagTest {
+ protected:
+  void SetUp() override {
+    BlkMqTagTest::SetUp();
+    uk::pin_thread_to_cpu(-1);
+    uk::clock_use_virtual();
+  }
+  void TearDown() override {
+    uk::clock_use_host();
+    BlkMqTagTest::TearDown();
+  }
+};
+
+// Runs blk_mq_tagset_wait_completed_request() on its own thread. The thread
+// stays alive after the call until Finish(), so its task can be looked at.
+class WaitCompletedThread {
+ public:
+  explicit WaitCompletedThread(struct blk_mq_tag_set *set)
+      : thread_([this, set] {
+          task_.store(current);
+          blk_mq_tagset_wait_completed_request(set);
+          done_.store(true);
+          while (!release_.load()) std::this_thread::yield();
+        }) {
+    while (!task_.load()) std::this_thread::yield();
+  }
+  ~WaitCompletedThread() {
+    Finish([] {});
+  }
+
+  // True once the call sleeps, false once it has returned.
+  bool Sleeping() {
+    while (!done_.load()) {
+      if (uk::task_is_blocked(task_.load())) return true;
+      std::this_thread::yield();
+    }
+    return false;
+  }
+  // Ends the current sleep (msleep(5) is a few jiffies).
+  void Tick() { uk::virtual_clock_advance(NSEC_PER_SEC); }
+  // Makes the call return (calling `settle` while it sleeps) and joins.
+  template <typename F>
+  void Finish(F settle) {
+    if (!thread_.joinable()) return;
+    while (Sleeping()) {
+      settle();
+      Tick();
+    }
+    release_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<struct task_struct *> task_{nullptr};
+  std::atomic<bool> done_{false}, release_{false};
+  std::thread thread_;
+};
+
+// Requests in rqs[] for both hctxs' maps, each holding a tag unless told.
+struct WaitRequests {
+  Fixture &f;
+  struct request rqs[2][8] = {};
+  struct request *rqp[2][8] = {};
+
+  explicit WaitRequests(Fixture &fx) : f(fx) {
+    for (int h = 0; h < 2; h++) f.tags_arr[h]->rqs = rqp[h];
+  }
+  ~WaitRequests() {
+    for (int h = 0; h < 2; h++) f.tags_arr[h]->rqs = nullptr;
+  }
+  struct request *Add(int h, enum mq_rq_state state, bool hold_tag = true) {
+    unsigned tag = 0;
+    if (hold_tag) {
+      auto d = f.data(h, BLK_MQ_REQ_NOWAIT);
+      tag = blk_mq_get_tag(&d);
+    } else {
+      while (tag < 8 && (rqp[h][tag] ||
+                         sbitmap_test_bit(&f.tags_arr[h]->bitmap_tags.sb, tag)))
+        tag++;
+    }
+    EXPECT_LT(tag, 8u);
+    if (tag >= 8) return nullptr;
+    struct request *rq = &rqs[h][tag];
+    rq->q = &f.q;
+    rq->mq_hctx = &f.hctx[h];
+    rq->tag = tag;
+    rq->state = state;
+    atomic_set(&rq->ref, 1);
+    rqp[h][tag] = rq;
+    return rq;
+  }
+  void SettleAll() {
+    for (auto &row : rqs)
+      for (auto &rq : row) WRITE_ONCE(rq.state, MQ_RQ_IDLE);
+  }
+  void ExpectRefsUntouched() {
+    for (int h = 0; h < 2; h++)
+      for (auto *rq : rqp[h]) {
+        if (!rq) continue;
+        EXPECT_EQ(atomic_read(&rq->ref), 1) << h << "/" << rq->tag;
+      }
+  }
+};
+
+TEST_F(BlkMqTagWaitTest, WaitCompletedReturnsAtOnceWithoutCompletedRequests) {
+  Fixture f(8, 0);
+  WaitRequests r(f);
+  r.Add(0, MQ_RQ_IN_FLIGHT);
+  r.Add(1, MQ_RQ_IN_FLIGHT);
+  r.Add(1, MQ_RQ_IDLE);
+  // Completed, but its tag is already free: not a request of the set.
+  r.Add(0, MQ_RQ_COMPLETE, /*hold_tag=*/false);
+  WaitCompletedThread w(&f.set);
+  EXPECT_FALSE(w.Sleeping()) << "slept with no request in MQ_RQ_COMPLETE";
+  w.Finish([&r] { r.SettleAll(); });
+  r.ExpectRefsUntouched();
+}
+
+TEST_F(BlkMqTagWaitTest, WaitCompletedWaitsForEveryHctx) {
+  Fixture f(8, 0);
+  WaitRequests r(f);
+  struct request *c0 = r.Add(0, MQ_RQ_COMPLETE);
+  struct request *c1 = r.Add(1, MQ_RQ_COMPLETE);
+  ASSERT_NE(c0, nullptr);
+  ASSERT_NE(c1, nullptr);
+  r.Add(0, MQ_RQ_IN_FLIGHT);
+  WaitCompletedThread w(&f.set);
+  EXPECT_TRUE(w.Sleeping()) << "returned with two completed requests";
+  // hctx 0's completion is handled (the request is freed or requeued)...
+  WRITE_ONCE(c0->state, MQ_RQ_IDLE);
+  w.Tick();
+  // ...but hctx 1 still has one.
+  EXPECT_TRUE(w.Sleeping()) << "returned with a completed request on hctx 1";
+  WRITE_ONCE(c1->state, MQ_RQ_IN_FLIGHT);  // requeued and restarted
+  w.Tick();
+  EXPECT_FALSE(w.Sleeping()) << "still waiting with nothing completed";
+  w.Finish([&r] { r.SettleAll(); });
+  r.ExpectRefsUntouched();
 }
 
 // The sleep loop: a sleeper on hctx 0 that wakes up on CPU 1 re-resolves

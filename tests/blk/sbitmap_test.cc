@@ -707,6 +707,126 @@ TEST_F(SbqTest, CurrentSpreadsABatchAcrossQueues) {
   g_sc = nullptr;
 }
 
+// An exclusive waiter that only records its wake-up (autoremove style).
+int record_wake(struct wait_queue_entry *entry, unsigned mode, int flags,
+                void *key) {
+  container_of(entry, SimWaiter, w.wait)->woken = true;
+  list_del_init(&entry->entry);
+  return 1;
+}
+
+// §2.8: a batch is claimed on the wrapping difference completion_cnt -
+// wakeup_cnt. Counters passing INT_MAX (atomic_t's sign) or UINT_MAX neither
+// wake a batch early nor hold it back.
+TEST_F(SbqTest, CurrentWakeCountersWrap) {
+  struct {
+    unsigned int completions, wakeups;
+  } cases[] = {
+      {INT_MAX - 2u, INT_MAX - 2u},  // passes INT_MAX at the 3rd free
+      {UINT_MAX - 2, UINT_MAX - 2},  // wraps to 0 at the 3rd free
+      {UINT_MAX - 1, UINT_MAX - 5},  // 4 frees counted, wraps at the 2nd
+      {1, UINT_MAX - 4},             // 6 frees counted across the wrap
+  };
+  for (auto c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.completions << "/" << c.wakeups);
+    struct sbitmap_queue sbq;
+    ASSERT_EQ(sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, -1), 0);
+    ASSERT_EQ(sbq.wake_scheme, SBQ_WAKE_CURRENT);
+    const int batch = static_cast<int>(sbq.wake_batch);
+    ASSERT_EQ(batch, 8);
+    std::vector<int> tags;
+    for (int i = 0; i < 2 * batch; i++)
+      tags.push_back(__sbitmap_queue_get(&sbq));
+    SimWaiter w[3 * SBQ_WAIT_QUEUES];
+    for (int i = 0; i < 3 * SBQ_WAIT_QUEUES; i++) {
+      w[i].w.wait.func = record_wake;
+      INIT_LIST_HEAD(&w[i].w.wait.entry);
+      sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
+                              TASK_UNINTERRUPTIBLE);
+    }
+    __set_current_state(TASK_RUNNING);
+    atomic_set(&sbq.completion_cnt, static_cast<int>(c.completions));
+    atomic_set(&sbq.wakeup_cnt, static_cast<int>(c.wakeups));
+    auto woken = [&w] {
+      int n = 0;
+      for (auto &x : w) n += x.woken;
+      return n;
+    };
+    const int owed = static_cast<int>(c.completions - c.wakeups);
+    ASSERT_LT(owed, batch);
+    size_t next = 0;
+    // The first batch is due after batch - owed frees, not one before...
+    for (int i = 1; i < batch - owed; i++) {
+      ASSERT_GE(tags[next], 0);
+      sbitmap_queue_clear(&sbq, tags[next++], 0);
+      EXPECT_EQ(woken(), 0) << "woken after " << i << " frees";
+    }
+    sbitmap_queue_clear(&sbq, tags[next++], 0);
+    EXPECT_EQ(woken(), batch);
+    // ...and the next one after wake_batch more.
+    for (int i = 1; i < batch; i++) {
+      sbitmap_queue_clear(&sbq, tags[next++], 0);
+      EXPECT_EQ(woken(), batch) << "second batch after " << i << " frees";
+    }
+    sbitmap_queue_clear(&sbq, tags[next++], 0);
+    EXPECT_EQ(woken(), 2 * batch);
+    EXPECT_EQ(static_cast<unsigned int>(atomic_read(&sbq.completion_cnt)),
+              c.completions + static_cast<unsigned int>(next));
+    EXPECT_EQ(static_cast<unsigned int>(atomic_read(&sbq.wakeup_cnt)),
+              c.wakeups + 2u * batch);
+    for (int i = 0; i < 3 * SBQ_WAIT_QUEUES; i++)
+      sbitmap_finish_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w);
+    EXPECT_EQ(atomic_read(&sbq.ws_active), 0);
+    sbitmap_queue_free(&sbq);
+  }
+}
+
+// The same across the wrap with batched frees (sbitmap_queue_clear_batch()
+// reports them all at once).
+TEST_F(SbqTest, CurrentWakeCountersWrapBatchedFrees) {
+  struct sbitmap_queue sbq;
+  ASSERT_EQ(sbitmap_queue_init_node(&sbq, 64, 6, false, GFP_KERNEL, -1), 0);
+  ASSERT_EQ(sbq.wake_batch, 8u);
+  *per_cpu_ptr(sbq.sb.alloc_hint, 0) = 0;
+  for (int i = 0; i < 17; i++) ASSERT_EQ(__sbitmap_queue_get(&sbq), i);
+  SimWaiter w[2 * SBQ_WAIT_QUEUES];
+  for (int i = 0; i < 2 * SBQ_WAIT_QUEUES; i++) {
+    w[i].w.wait.func = record_wake;
+    INIT_LIST_HEAD(&w[i].w.wait.entry);
+    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
+                            TASK_UNINTERRUPTIBLE);
+  }
+  __set_current_state(TASK_RUNNING);
+  atomic_set(&sbq.completion_cnt, -3);  // UINT_MAX - 2
+  atomic_set(&sbq.wakeup_cnt, -3);
+  auto woken = [&w] {
+    int n = 0;
+    for (auto &x : w) n += x.woken;
+    return n;
+  };
+  int first[] = {0, 1};  // up to UINT_MAX: 2 frees
+  sbitmap_queue_clear_batch(&sbq, 0, first, 2);
+  EXPECT_EQ(woken(), 0);
+  int across[] = {2, 3, 4, 5, 6};  // across the wrap: 7 frees, one short
+  sbitmap_queue_clear_batch(&sbq, 0, across, 5);
+  EXPECT_EQ(woken(), 0);
+  int second[] = {7, 8, 9, 10, 11, 12, 13, 14, 15};  // 9 more: 16 in all
+  sbitmap_queue_clear_batch(&sbq, 0, second, 9);
+  // One claim per call: the first batch now, the second is owed.
+  EXPECT_EQ(woken(), 8);
+  EXPECT_EQ(atomic_read(&sbq.completion_cnt), 13);
+  EXPECT_EQ(atomic_read(&sbq.wakeup_cnt), 5);
+  // The owed batch is not lost: the next free claims it.
+  sbitmap_queue_clear(&sbq, 16, 0);
+  EXPECT_EQ(woken(), 16);
+  EXPECT_EQ(atomic_read(&sbq.completion_cnt), 14);
+  EXPECT_EQ(atomic_read(&sbq.wakeup_cnt), 13);
+  EXPECT_EQ(sbitmap_weight(&sbq.sb), 0u);
+  for (int i = 0; i < 2 * SBQ_WAIT_QUEUES; i++)
+    sbitmap_finish_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w);
+  sbitmap_queue_free(&sbq);
+}
+
 // ---- stress: real sleepers ----
 
 TEST_F(SbqTest, StressGetPutWithSleepers) {
