@@ -396,12 +396,14 @@ void blk_mq_tagset_wait_completed_request(struct blk_mq_tag_set *tagset)
 
 /*
  * Every request of @q holding a driver tag. With host-wide tags the shared
- * map is walked once and filtered by queue. The kernel takes
- * q_usage_counter here; in ukern the caller does (blk_mq_timeout_work), so
- * the tag tests can walk bare queues.
+ * map is walked once and filtered by queue. Nothing is walked once the queue
+ * is frozen: blk_mq_update_nr_hw_queues() rebuilds the hctx table only then.
  */
 void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, void *priv)
 {
+	if (!percpu_ref_tryget(&q->q_usage_counter))
+		return;
+
 	if (blk_mq_is_shared_tags(q->tag_set->flags)) {
 		struct blk_mq_tags *tags = q->tag_set->shared_tags;
 		struct sbitmap_queue *bresv = &tags->breserved_tags;
@@ -429,6 +431,7 @@ void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, v
 			bt_for_each(hctx, q, btags, fn, priv, false);
 		}
 	}
+	blk_queue_exit(q);
 }
 
 static int bt_alloc(struct sbitmap_queue *bt, unsigned int depth, bool round_robin, int node)

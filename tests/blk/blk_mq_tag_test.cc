@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
 #include <uk/shim/clock.h>
@@ -41,6 +42,11 @@ struct Fixture {
     q.nr_hw_queues = 2;
     q.queue_hw_ctx = hctxs;
     q.queue_ctx = alloc_percpu(struct blk_mq_ctx);
+    // blk_mq_queue_tag_busy_iter() walks a queue only while it is live.
+    auto release = [](struct percpu_ref *) {};
+    EXPECT_EQ(percpu_ref_init(&q.q_usage_counter, release,
+                              PERCPU_REF_ALLOW_REINIT, GFP_KERNEL),
+              0);
     int cpu;
     for_each_possible_cpu(cpu) {
       struct blk_mq_ctx *ctx = per_cpu_ptr(q.queue_ctx, cpu);
@@ -64,6 +70,7 @@ struct Fixture {
       for (auto *t : tags_arr) blk_mq_free_tags(&set, t);
     }
     free_percpu(q.queue_ctx);
+    percpu_ref_exit(&q.q_usage_counter);
   }
   struct blk_mq_alloc_data data(int cpu, blk_mq_req_flags_t flags = 0) {
     struct blk_mq_alloc_data d = {};
@@ -445,6 +452,17 @@ TEST_F(BlkMqTagTest, Iterators) {
   struct request_queue other = {};
   rqs[got[1]].q = &other;
   seen.clear();
+  blk_mq_queue_tag_busy_iter(&f.q, count, &seen);
+  EXPECT_EQ(seen, std::vector<int>{(int)got[0]});
+  // A frozen queue (q_usage_counter killed and drained to zero) is not
+  // walked; once it is live again, it is.
+  percpu_ref_kill(&f.q.q_usage_counter);
+  rcu_barrier();  // the switch to atomic mode ends: the count reaches zero
+  ASSERT_TRUE(percpu_ref_is_zero(&f.q.q_usage_counter));
+  seen.clear();
+  blk_mq_queue_tag_busy_iter(&f.q, count, &seen);
+  EXPECT_TRUE(seen.empty());
+  percpu_ref_resurrect(&f.q.q_usage_counter);
   blk_mq_queue_tag_busy_iter(&f.q, count, &seen);
   EXPECT_EQ(seen, std::vector<int>{(int)got[0]});
   tags->rqs = nullptr;
