@@ -389,8 +389,7 @@ static void blk_complete_request(struct request *req)
 
 #define TAG_COMP_BATCH 32
 
-static inline void blk_mq_flush_tag_batch(struct blk_mq_hw_ctx *hctx, int *tag_array,
-					  int nr_tags)
+static inline void blk_mq_flush_tag_batch(struct blk_mq_hw_ctx *hctx, int *tag_array, int nr_tags)
 {
 	struct request_queue *q = hctx->queue;
 
