@@ -443,6 +443,7 @@ static inline bool blk_mq_add_to_batch(struct request *req, struct io_comp_batch
 	rq_list_add_tail(&iob->req_list, req);
 	return true;
 }
+
 bool blk_update_request(struct request *rq, blk_status_t error, unsigned int nr_bytes);
 void blk_mq_complete_request(struct request *rq);
 bool blk_mq_complete_request_remote(struct request *rq);
