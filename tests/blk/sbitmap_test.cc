@@ -658,26 +658,47 @@ TEST_F(SbqTest, BothSchemesWakeEveryoneWithoutNesting) {
   }
 }
 
+// n waiters, each woken through `fn`, queued round-robin on sbq's wait
+// queues with sbitmap_prepare_to_wait(); finish() takes them all off again.
+class QueuedWaiters {
+ public:
+  QueuedWaiters(struct sbitmap_queue *sbq, int n, wait_queue_func_t fn)
+      : sbq_(sbq), w_(n) {
+    for (int i = 0; i < n; i++) {
+      w_[i].w.wait.func = fn;
+      INIT_LIST_HEAD(&w_[i].w.wait.entry);
+      sbitmap_prepare_to_wait(sbq_, ws(i), &w_[i].w, TASK_UNINTERRUPTIBLE);
+    }
+    __set_current_state(TASK_RUNNING);
+  }
+  int woken() const {
+    int n = 0;
+    for (const SimWaiter &x : w_) n += x.woken;
+    return n;
+  }
+  void finish() {
+    for (size_t i = 0; i < w_.size(); i++)
+      sbitmap_finish_wait(sbq_, ws(i), &w_[i].w);
+  }
+
+ private:
+  struct sbq_wait_state *ws(size_t i) {
+    return &sbq_->ws[i % SBQ_WAIT_QUEUES];
+  }
+  struct sbitmap_queue *sbq_;
+  std::vector<SimWaiter> w_;
+};
+
 TEST_F(SbqTest, WakeAllWakesOnePerQueue) {
   struct sbitmap_queue sbq;
   Scenario sc;
   g_sc = &sc;
   ASSERT_EQ(sbitmap_queue_init_node(&sbq, 8, -1, false, GFP_KERNEL, -1), 0);
-  SimWaiter w[SBQ_WAIT_QUEUES * 2];
-  for (int i = 0; i < SBQ_WAIT_QUEUES * 2; i++) {
-    w[i].w.wait.func = sim_wake;
-    INIT_LIST_HEAD(&w[i].w.wait.entry);
-    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
-                            TASK_UNINTERRUPTIBLE);
-  }
-  __set_current_state(TASK_RUNNING);
+  QueuedWaiters w(&sbq, SBQ_WAIT_QUEUES * 2, sim_wake);
   EXPECT_EQ(atomic_read(&sbq.ws_active), 16);
   sbitmap_queue_wake_all(&sbq);
-  int woken = 0;
-  for (auto &x : w) woken += x.woken;
-  EXPECT_EQ(woken, SBQ_WAIT_QUEUES);
-  for (int i = 0; i < SBQ_WAIT_QUEUES * 2; i++)
-    sbitmap_finish_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w);
+  EXPECT_EQ(w.woken(), SBQ_WAIT_QUEUES);
+  w.finish();
   EXPECT_EQ(atomic_read(&sbq.ws_active), 0);
   sbitmap_queue_free(&sbq);
   g_sc = nullptr;
@@ -690,19 +711,10 @@ TEST_F(SbqTest, CurrentSpreadsABatchAcrossQueues) {
   Scenario sc;
   g_sc = &sc;
   ASSERT_EQ(sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, -1), 0);
-  SimWaiter w[SBQ_WAIT_QUEUES];
-  for (int i = 0; i < SBQ_WAIT_QUEUES; i++) {
-    w[i].w.wait.func = sim_wake;
-    INIT_LIST_HEAD(&w[i].w.wait.entry);
-    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i], &w[i].w, TASK_UNINTERRUPTIBLE);
-  }
-  __set_current_state(TASK_RUNNING);
+  QueuedWaiters w(&sbq, SBQ_WAIT_QUEUES, sim_wake);
   sbitmap_queue_wake_up(&sbq, 8);  // one batch of 8
-  int woken = 0;
-  for (auto &x : w) woken += x.woken;
-  EXPECT_EQ(woken, 8);
-  for (int i = 0; i < SBQ_WAIT_QUEUES; i++)
-    sbitmap_finish_wait(&sbq, &sbq.ws[i], &w[i].w);
+  EXPECT_EQ(w.woken(), 8);
+  w.finish();
   sbitmap_queue_free(&sbq);
   g_sc = nullptr;
 }
@@ -737,21 +749,9 @@ TEST_F(SbqTest, CurrentWakeCountersWrap) {
     std::vector<int> tags;
     for (int i = 0; i < 2 * batch; i++)
       tags.push_back(__sbitmap_queue_get(&sbq));
-    SimWaiter w[3 * SBQ_WAIT_QUEUES];
-    for (int i = 0; i < 3 * SBQ_WAIT_QUEUES; i++) {
-      w[i].w.wait.func = record_wake;
-      INIT_LIST_HEAD(&w[i].w.wait.entry);
-      sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
-                              TASK_UNINTERRUPTIBLE);
-    }
-    __set_current_state(TASK_RUNNING);
+    QueuedWaiters w(&sbq, 3 * SBQ_WAIT_QUEUES, record_wake);
     atomic_set(&sbq.completion_cnt, static_cast<int>(c.completions));
     atomic_set(&sbq.wakeup_cnt, static_cast<int>(c.wakeups));
-    auto woken = [&w] {
-      int n = 0;
-      for (auto &x : w) n += x.woken;
-      return n;
-    };
     const int owed = static_cast<int>(c.completions - c.wakeups);
     ASSERT_LT(owed, batch);
     size_t next = 0;
@@ -759,23 +759,22 @@ TEST_F(SbqTest, CurrentWakeCountersWrap) {
     for (int i = 1; i < batch - owed; i++) {
       ASSERT_GE(tags[next], 0);
       sbitmap_queue_clear(&sbq, tags[next++], 0);
-      EXPECT_EQ(woken(), 0) << "woken after " << i << " frees";
+      EXPECT_EQ(w.woken(), 0) << "woken after " << i << " frees";
     }
     sbitmap_queue_clear(&sbq, tags[next++], 0);
-    EXPECT_EQ(woken(), batch);
+    EXPECT_EQ(w.woken(), batch);
     // ...and the next one after wake_batch more.
     for (int i = 1; i < batch; i++) {
       sbitmap_queue_clear(&sbq, tags[next++], 0);
-      EXPECT_EQ(woken(), batch) << "second batch after " << i << " frees";
+      EXPECT_EQ(w.woken(), batch) << "second batch after " << i << " frees";
     }
     sbitmap_queue_clear(&sbq, tags[next++], 0);
-    EXPECT_EQ(woken(), 2 * batch);
+    EXPECT_EQ(w.woken(), 2 * batch);
     EXPECT_EQ(static_cast<unsigned int>(atomic_read(&sbq.completion_cnt)),
               c.completions + static_cast<unsigned int>(next));
     EXPECT_EQ(static_cast<unsigned int>(atomic_read(&sbq.wakeup_cnt)),
               c.wakeups + 2u * batch);
-    for (int i = 0; i < 3 * SBQ_WAIT_QUEUES; i++)
-      sbitmap_finish_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w);
+    w.finish();
     EXPECT_EQ(atomic_read(&sbq.ws_active), 0);
     sbitmap_queue_free(&sbq);
   }
@@ -789,41 +788,28 @@ TEST_F(SbqTest, CurrentWakeCountersWrapBatchedFrees) {
   ASSERT_EQ(sbq.wake_batch, 8u);
   *per_cpu_ptr(sbq.sb.alloc_hint, 0) = 0;
   for (int i = 0; i < 17; i++) ASSERT_EQ(__sbitmap_queue_get(&sbq), i);
-  SimWaiter w[2 * SBQ_WAIT_QUEUES];
-  for (int i = 0; i < 2 * SBQ_WAIT_QUEUES; i++) {
-    w[i].w.wait.func = record_wake;
-    INIT_LIST_HEAD(&w[i].w.wait.entry);
-    sbitmap_prepare_to_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w,
-                            TASK_UNINTERRUPTIBLE);
-  }
-  __set_current_state(TASK_RUNNING);
+  QueuedWaiters w(&sbq, 2 * SBQ_WAIT_QUEUES, record_wake);
   atomic_set(&sbq.completion_cnt, -3);  // UINT_MAX - 2
   atomic_set(&sbq.wakeup_cnt, -3);
-  auto woken = [&w] {
-    int n = 0;
-    for (auto &x : w) n += x.woken;
-    return n;
-  };
   int first[] = {0, 1};  // up to UINT_MAX: 2 frees
   sbitmap_queue_clear_batch(&sbq, 0, first, 2);
-  EXPECT_EQ(woken(), 0);
+  EXPECT_EQ(w.woken(), 0);
   int across[] = {2, 3, 4, 5, 6};  // across the wrap: 7 frees, one short
   sbitmap_queue_clear_batch(&sbq, 0, across, 5);
-  EXPECT_EQ(woken(), 0);
+  EXPECT_EQ(w.woken(), 0);
   int second[] = {7, 8, 9, 10, 11, 12, 13, 14, 15};  // 9 more: 16 in all
   sbitmap_queue_clear_batch(&sbq, 0, second, 9);
   // One claim per call: the first batch now, the second is owed.
-  EXPECT_EQ(woken(), 8);
+  EXPECT_EQ(w.woken(), 8);
   EXPECT_EQ(atomic_read(&sbq.completion_cnt), 13);
   EXPECT_EQ(atomic_read(&sbq.wakeup_cnt), 5);
   // The owed batch is not lost: the next free claims it.
   sbitmap_queue_clear(&sbq, 16, 0);
-  EXPECT_EQ(woken(), 16);
+  EXPECT_EQ(w.woken(), 16);
   EXPECT_EQ(atomic_read(&sbq.completion_cnt), 14);
   EXPECT_EQ(atomic_read(&sbq.wakeup_cnt), 13);
   EXPECT_EQ(sbitmap_weight(&sbq.sb), 0u);
-  for (int i = 0; i < 2 * SBQ_WAIT_QUEUES; i++)
-    sbitmap_finish_wait(&sbq, &sbq.ws[i % SBQ_WAIT_QUEUES], &w[i].w);
+  w.finish();
   sbitmap_queue_free(&sbq);
 }
 
