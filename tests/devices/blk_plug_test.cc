@@ -240,7 +240,10 @@ TEST_F(BlkPlugTest, SleepFlushesThePlug) {
   EXPECT_EQ(ret.load(), 0);
   EXPECT_EQ(d.n.load(), 1);
   EXPECT_EQ(d.other_thread.load(), 1);
-  EXPECT_EQ(sbitmap_weight(&Tags(b)->bitmap_tags.sb), 0u);
+  // That request ends on kblockd, which frees its tag only after bio_endio()
+  // has counted it: wait for the free, not just the count.
+  EXPECT_TRUE(
+      WaitFor([&] { return sbitmap_weight(&Tags(b)->bitmap_tags.sb) == 0; }));
 }
 
 // Requeue fault injection through ->queue_rqs(): BLK_STS_RESOURCE leaves a
