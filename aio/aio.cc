@@ -18,6 +18,8 @@
  *    through the aio_waiter min_nr filter, waited on with ppoll() so the
  *    signal mask is swapped atomically and signals give -EINTR;
  *  - the system workqueue: aio_wq, a small pool (never a thread per ctx).
+ *
+ * Upstream: fs/aio.c @ v6.12
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -8,6 +8,8 @@
 // longer than BB_MAX_LEN split. Where a set overlaps an existing range the
 // overlap stays acknowledged only if both were (as the pre-6.7 kernel did).
 // A table that would overflow is left unchanged and the call returns false.
+//
+// Upstream: block/badblocks.c @ v6.12
 #include <cstdio>
 #include <cstring>
 

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // block/bio.c essentials over plain memory, and blk-core.c's status table.
+//
+// Upstream: block/bio.c @ v6.12
+// Upstream: block/blk-core.c @ v6.12
 #include <cstring>
 
 #include <uk/linux/bio.h>

@@ -2,6 +2,9 @@
 /*
  * block/blk-core.c: entering a queue (q_usage_counter), bio submission,
  * plugging and polling; submit_bio_wait() from block/bio.c.
+ *
+ * Upstream: block/blk-core.c @ v6.12
+ * Upstream: block/bio.c @ v6.12
  */
 #include <uk/linux/completion.h>
 #include <uk/linux/errno.h>

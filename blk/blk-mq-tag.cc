@@ -2,6 +2,8 @@
 /*
  * block/blk-mq-tag.c: tag allocation on sbitmap_queue, with active-queue
  * tracking for fair sharing of a tag map between queues.
+ *
+ * Upstream: block/blk-mq-tag.c @ v6.12
  */
 #include <uk/linux/delay.h>
 #include <uk/linux/sched.h>

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* block/blk-mq-tag.h */
+/*
+ * block/blk-mq-tag.h
+ *
+ * Upstream: block/blk-mq.h @ v6.12
+ */
 #ifndef UK_BLK_MQ_TAG_H
 #define UK_BLK_MQ_TAG_H
 

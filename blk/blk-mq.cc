@@ -7,6 +7,11 @@
  * request, issued directly or, under a plug, batched with others and
  * handed to ->queue_rqs() at unplug (DESIGN.md, "the path of one I/O").
  * Also the bits of block/blk-timeout.c and blk-softirq it uses.
+ *
+ * Upstream: block/blk-mq.c @ v6.12
+ * Upstream: block/blk-mq-sched.c @ v6.12
+ * Upstream: block/blk-timeout.c @ v6.12
+ * Upstream: block/blk-core.c @ v6.12
  */
 #include <mutex>
 

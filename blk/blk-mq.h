@@ -2,6 +2,10 @@
 /*
  * block/blk-mq.h: the request path's internal helpers, shared by
  * blk-mq.cc, blk-mq-tag.cc, blk-core.cc and blkdev.cc.
+ *
+ * Upstream: block/blk-mq.h @ v6.12
+ * Upstream: block/blk.h @ v6.12
+ * Upstream: block/blk-mq-sched.h @ v6.12
  */
 #ifndef UK_BLK_MQ_INTERNAL_H
 #define UK_BLK_MQ_INTERNAL_H

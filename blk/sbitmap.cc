@@ -6,6 +6,8 @@
  * (one completion counter and one wake-up counter per queue, batches spread
  * over the wait queues). SBQ_WAKE_V61 is Linux 6.1's per-waitqueue wait_cnt,
  * kept in functions of its own (*_v61) so the current code reads as upstream.
+ *
+ * Upstream: lib/sbitmap.c @ v6.12
  */
 #include <random>
 

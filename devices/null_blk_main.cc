@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // drivers/block/null_blk/main.c: configuration, validation, power on/off,
 // throttling and fault injection. Storage is in null_blk_storage.cc.
+//
+// Upstream: drivers/block/null_blk/main.c @ v6.12
 #include <cctype>
 #include <cstdio>
 #include <cstring>

@@ -6,6 +6,8 @@
  * irqmode (inline / blk_mq_complete_request / per-command hrtimer),
  * timeouts and polling. Configuration and storage are in null_blk_main.cc
  * and null_blk_storage.cc.
+ *
+ * Upstream: drivers/block/null_blk/main.c @ v6.12
  */
 #include <cstring>
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // drivers/block/null_blk/main.c, memory backing: pages in radix trees, the
 // write-back cache, discard, badblocks and the data transfer.
+//
+// Upstream: drivers/block/null_blk/main.c @ v6.12
 #include <cstring>
 
 #include <uk/devices/null_blk.h>

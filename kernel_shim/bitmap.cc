@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* lib/bitmap.c: the whole-bitmap operations. */
+/*
+ * lib/bitmap.c: the whole-bitmap operations.
+ *
+ * Upstream: lib/bitmap.c @ v6.12
+ */
 #include <uk/linux/bitmap.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>

@@ -4,6 +4,8 @@
 // queue is the same idea with a raw lock and task-only entries): the queue
 // lock guards ->done; waiters queue exclusively at the tail and are woken
 // one per complete().
+//
+// Upstream: kernel/sched/completion.c @ v6.12
 #include <uk/linux/completion.h>
 
 static void complete_locked_wake(struct completion *x)

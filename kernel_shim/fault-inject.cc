@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // lib/fault-inject.c and mm/failslab.c.
+//
+// Upstream: lib/fault-inject.c @ v6.12
+// Upstream: mm/failslab.c @ v6.12
 #include <cstdio>
 #include <cstring>
 #include <mutex>

@@ -3,6 +3,8 @@
  * lib/find_bit.c: word-at-a-time bit searches. Words are read with relaxed
  * atomic loads: callers such as sbitmap search bitmaps that other CPUs are
  * changing with atomic bit operations.
+ *
+ * Upstream: lib/find_bit.c @ v6.12
  */
 #include <uk/linux/bitops.h>
 

@@ -7,6 +7,8 @@
  * names the base whose lock protects the timer, a timer moving between CPUs
  * points at migration_base meanwhile, and base->running names the timer
  * whose callback is executing.
+ *
+ * Upstream: kernel/time/hrtimer.c @ v6.12
  */
 #include <mutex>
 

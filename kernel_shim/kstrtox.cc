@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // lib/kstrtox.c: strict string to integer conversion.
+//
+// Upstream: lib/kstrtox.c @ v6.12
 #include <uk/linux/errno.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/kstrtox.h>

@@ -11,6 +11,8 @@
 //  - percpu_ref_switch_waitq is a futex on a wake-up sequence number rather
 //    than a wait_queue_head: it has one condition (->confirm_switch cleared)
 //    and must work from the RCU callback thread without the task layer.
+//
+// Upstream: lib/percpu-refcount.c @ v6.12
 #include <climits>
 
 #include <uk/linux/percpu-refcount.h>

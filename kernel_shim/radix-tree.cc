@@ -10,6 +10,8 @@
  * preload use) are serialised by the caller; lookups, tag_get, tagged, the
  * iterator and the gang lookups may run under rcu_read_lock() alone, with
  * the caller coping with results that a concurrent writer makes stale.
+ *
+ * Upstream: lib/radix-tree.c @ v3.4
  */
 #include <uk/linux/radix-tree.h>
 

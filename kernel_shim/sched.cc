@@ -11,6 +11,9 @@
 // futex is kicked if the sleeper said it is (or is about to be) on it. The
 // futex compares against the state it read, so a wake-up between the two
 // can never be slept through.
+//
+// Upstream: kernel/sched/core.c @ v6.12
+// Upstream: kernel/time/timer.c @ v6.12
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>

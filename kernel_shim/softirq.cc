@@ -4,6 +4,8 @@
  * <uk/shim/cpu.h>. See <uk/linux/interrupt.h> for when pending softirqs
  * run. Handlers always run in the raising CPU's softirq context, entered
  * with uk::run_in_softirq().
+ *
+ * Upstream: kernel/softirq.c @ v6.12
  */
 #include <pthread.h>
 #include <sched.h>

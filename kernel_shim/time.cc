@@ -4,6 +4,8 @@
  * Busy-wait delays spin on the host clock; sleeps go through
  * schedule_timeout()/schedule_hrtimeout_range() and so follow the active
  * clock (a test advances the virtual clock to end them).
+ *
+ * Upstream: kernel/time/timer.c @ v6.12
  */
 #include <uk/linux/delay.h>
 #include <uk/linux/hrtimer.h>

@@ -6,6 +6,8 @@
  * base->running_timer names the timer whose callback executes. Instead of
  * the wheel, pending timers sit in a heap keyed by the clock time at which
  * jiffies reaches ->expires, so they fire exactly on that jiffy.
+ *
+ * Upstream: kernel/time/timer.c @ v6.12
  */
 #include <mutex>
 

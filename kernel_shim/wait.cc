@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // kernel/sched/wait.c: wait-queue heads, entries and the wake-up walk.
+//
+// Upstream: kernel/sched/wait.c @ v6.12
 #include <uk/linux/wait.h>
 
 /*

@@ -18,6 +18,8 @@
 // colours are counted per workqueue (atomics) and flushers take turns on a
 // mutex instead of the kernel's flusher queue; there is no rescuer
 // (WQ_MEM_RECLAIM is accepted and ignored), no freezer and no sysfs.
+//
+// Upstream: kernel/workqueue.c @ v6.12
 #include <pthread.h>
 
 #include <cstdarg>

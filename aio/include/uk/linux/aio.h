@@ -9,6 +9,8 @@
  * The ABI structures are only forward-declared here so that this header can
  * be used both with <uk/linux/aio_abi.h> and with <ukern/libaio.h> (whose
  * struct iocb / io_event have libaio's field names and the same layout).
+ *
+ * Upstream: include/linux/aio.h @ v6.12
  */
 #ifndef UK_LINUX_AIO_H
 #define UK_LINUX_AIO_H

@@ -3,6 +3,8 @@
  * The AIO user ABI (include/uapi/linux/aio_abi.h), x86-64 / little-endian
  * layout. Kept under uk/ so that the host's <linux/aio_abi.h> is never
  * shadowed; the structures are binary-identical to the host's.
+ *
+ * Upstream: include/uapi/linux/aio_abi.h @ v6.12
  */
 #ifndef UK_LINUX_AIO_ABI_H
 #define UK_LINUX_AIO_ABI_H

@@ -5,6 +5,8 @@
  * One page of u64 entries sorted by offset, never overlapping; each entry
  * packs an offset (54 bits, in units of 1 << shift sectors), a length-1 (9
  * bits, so at most BB_MAX_LEN units) and an "acknowledged" bit.
+ *
+ * Upstream: include/linux/badblocks.h @ v6.12
  */
 #ifndef UK_LINUX_BADBLOCKS_H
 #define UK_LINUX_BADBLOCKS_H

@@ -4,6 +4,8 @@
  * Bios come from kmalloc with inline bio_vecs, or from a bio_set (a slab,
  * no mempool reserve);
  * pages are user-mode identity-mapped pages (see <uk/linux/bvec.h>).
+ *
+ * Upstream: include/linux/bio.h @ v6.12
  */
 #ifndef UK_LINUX_BIO_H
 #define UK_LINUX_BIO_H

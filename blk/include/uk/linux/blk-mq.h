@@ -4,6 +4,8 @@
  * and software contexts, requests with a driver PDU, and the driver
  * interface (struct blk_mq_ops). Field names and meanings are the kernel's;
  * fields nothing here uses are left out.
+ *
+ * Upstream: include/linux/blk-mq.h @ v6.12
  */
 #ifndef UK_LINUX_BLK_MQ_H
 #define UK_LINUX_BLK_MQ_H

@@ -2,6 +2,8 @@
 /*
  * Block layer data types (include/linux/blk_types.h): blk_status_t, the
  * request operations and flags, and struct bio.
+ *
+ * Upstream: include/linux/blk_types.h @ v6.12
  */
 #ifndef UK_LINUX_BLK_TYPES_H
 #define UK_LINUX_BLK_TYPES_H

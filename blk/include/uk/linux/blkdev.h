@@ -4,6 +4,8 @@
  * struct gendisk / struct block_device (minimal), bio submission, and the
  * ukern block-device "file" (block/fops.c direct I/O over caller buffers,
  * devices looked up by name).
+ *
+ * Upstream: include/linux/blkdev.h @ v6.12
  */
 #ifndef UK_LINUX_BLKDEV_H
 #define UK_LINUX_BLKDEV_H

@@ -8,6 +8,8 @@
  * virt_to_page(buf) + offset_in_page(buf); the page need not be allocated as
  * a page. Multi-page bvecs are allowed, and the bvec_iter_* helpers split
  * them into single-page segments exactly as the kernel does.
+ *
+ * Upstream: include/linux/bvec.h @ v6.12
  */
 #ifndef UK_LINUX_BVEC_H
 #define UK_LINUX_BVEC_H

@@ -8,6 +8,8 @@
  * ukern addition: an sbitmap_queue can instead run the Linux 6.1 wake-up
  * scheme (per-waitqueue wait_cnt), chosen per queue with
  * sbitmap_queue_set_wake_scheme(); see blk/sbitmap.cc.
+ *
+ * Upstream: include/linux/sbitmap.h @ v6.12
  */
 #ifndef UK_LINUX_SBITMAP_H
 #define UK_LINUX_SBITMAP_H

@@ -5,6 +5,9 @@
  * power on/off, memory-backed storage, badblocks, bandwidth throttling and
  * fault injection decisions. The blk-mq side (tag set, queue_rq,
  * completions) plugs in through null_add_dev_blk()/null_del_dev_blk().
+ *
+ * Upstream: drivers/block/null_blk/null_blk.h @ v6.12
+ * Upstream: drivers/block/null_blk/main.c @ v6.12
  */
 #ifndef UK_DEVICES_NULL_BLK_H
 #define UK_DEVICES_NULL_BLK_H

@@ -4,6 +4,8 @@
  * count of "done" events and a wait queue whose lock guards it. complete()
  * adds one and wakes one exclusive waiter; complete_all() saturates the
  * count (UINT_MAX) and wakes everybody until reinit_completion().
+ *
+ * Upstream: include/linux/completion.h @ v6.12
  */
 #ifndef UK_LINUX_COMPLETION_H
 #define UK_LINUX_COMPLETION_H

@@ -2,6 +2,8 @@
 /*
  * Kernel errno values. The user-visible ones are the host's <errno.h>
  * values (the same numbers on Linux); the kernel-internal ones follow.
+ *
+ * Upstream: include/linux/errno.h @ v6.12
  */
 #ifndef UK_LINUX_ERRNO_H
 #define UK_LINUX_ERRNO_H

@@ -7,6 +7,8 @@
  * softirq context for HRTIMER_MODE_SOFT timers. Deadlines are on the clock
  * of <uk/shim/clock.h>; all clock ids (MONOTONIC, REALTIME, BOOTTIME, TAI)
  * use it. A timer fires at its hard expiry (soft expiry + range).
+ *
+ * Upstream: include/linux/hrtimer.h @ v6.12
  */
 #ifndef UK_LINUX_HRTIMER_H
 #define UK_LINUX_HRTIMER_H

@@ -12,6 +12,8 @@
  * Deterministic mode (uk::softirq_set_threads(false)): ksoftirqd never
  * runs; softirqs raised from task context stay pending until
  * uk::softirq_run_pending(cpu) or uk::virtual_clock_advance().
+ *
+ * Upstream: include/linux/interrupt.h @ v6.12
  */
 #ifndef UK_LINUX_INTERRUPT_H
 #define UK_LINUX_INTERRUPT_H

@@ -16,6 +16,8 @@
  * so a test that advances the clock sees jiffies move exactly with it. It
  * is also computed on every read in a fork child until the child's first
  * read starts its own tick, and wherever no tick thread could be started.
+ *
+ * Upstream: include/linux/jiffies.h @ v6.12
  */
 #ifndef UK_LINUX_JIFFIES_H
 #define UK_LINUX_JIFFIES_H

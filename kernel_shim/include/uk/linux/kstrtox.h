@@ -5,6 +5,8 @@
  * Only a complete number is accepted, with at most one newline after it
  * and nothing else. Base 0 picks 16 for "0x", 8 for a leading "0", else 10.
  * Returns 0, -EINVAL (not a number, trailing junk) or -ERANGE (overflow).
+ *
+ * Upstream: include/linux/kstrtox.h @ v6.12
  */
 #ifndef UK_LINUX_KSTRTOX_H
 #define UK_LINUX_KSTRTOX_H

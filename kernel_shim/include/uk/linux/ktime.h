@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* ktime_t: signed 64-bit nanoseconds (include/linux/ktime.h). */
+/*
+ * ktime_t: signed 64-bit nanoseconds (include/linux/ktime.h).
+ *
+ * Upstream: include/linux/ktime.h @ v6.12
+ */
 #ifndef UK_LINUX_KTIME_H
 #define UK_LINUX_KTIME_H
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Doubly linked lists and hash lists (include/linux/list.h). */
+/*
+ * Doubly linked lists and hash lists (include/linux/list.h).
+ *
+ * Upstream: include/linux/list.h @ v6.12
+ */
 #ifndef UK_LINUX_LIST_H
 #define UK_LINUX_LIST_H
 

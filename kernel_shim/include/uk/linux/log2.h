@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Upstream: include/linux/log2.h @ v6.12
+ */
 #ifndef UK_LINUX_LOG2_H
 #define UK_LINUX_LOG2_H
 

@@ -9,6 +9,8 @@
  * no get/put can still be using the percpu counters, their sum is folded
  * into the atomic count and the bias removed, and from then on the last put
  * calls ->release(). The get/put fast paths are RCU read-side sections.
+ *
+ * Upstream: include/linux/percpu-refcount.h @ v6.12
  */
 #ifndef UK_LINUX_PERCPU_REFCOUNT_H
 #define UK_LINUX_PERCPU_REFCOUNT_H

@@ -2,6 +2,8 @@
 /*
  * preempt_count() and the context tests (include/linux/preempt.h), on the
  * CPU model of <uk/shim/cpu.h>.
+ *
+ * Upstream: include/linux/preempt.h @ v6.12
  */
 #ifndef UK_LINUX_PREEMPT_H
 #define UK_LINUX_PREEMPT_H

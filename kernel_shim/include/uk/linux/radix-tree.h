@@ -20,6 +20,8 @@
  * kernel's plain moves but keep ThreadSanitizer informed. One exception:
  * radix_tree_next_slot()'s per-slot NULL test stays a plain load, as in the
  * kernel, marked with data_race() (see there why).
+ *
+ * Upstream: include/linux/radix-tree.h @ v3.4
  */
 #ifndef UK_LINUX_RADIX_TREE_H
 #define UK_LINUX_RADIX_TREE_H

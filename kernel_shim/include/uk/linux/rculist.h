@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* RCU-protected list operations (include/linux/rculist.h). */
+/*
+ * RCU-protected list operations (include/linux/rculist.h).
+ *
+ * Upstream: include/linux/rculist.h @ v6.12
+ */
 #ifndef UK_LINUX_RCULIST_H
 #define UK_LINUX_RCULIST_H
 

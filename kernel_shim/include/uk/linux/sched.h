@@ -9,6 +9,8 @@
  * TASK_RUNNING (try_to_wake_up) and kicks the sleeper's futex. schedule()
  * only blocks while __state is not TASK_RUNNING, so a wake-up arriving after
  * set_current_state() but before schedule() cannot be missed.
+ *
+ * Upstream: include/linux/sched.h @ v6.12
  */
 #ifndef UK_LINUX_SCHED_H
 #define UK_LINUX_SCHED_H

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Time constants and struct timespec64 (include/linux/time64.h, vdso/time64.h). */
+/*
+ * Time constants and struct timespec64 (include/linux/time64.h, vdso/time64.h).
+ *
+ * Upstream: include/linux/time64.h @ v6.12
+ * Upstream: include/vdso/time64.h @ v6.12
+ */
 #ifndef UK_LINUX_TIME64_H
 #define UK_LINUX_TIME64_H
 

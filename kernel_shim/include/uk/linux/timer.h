@@ -6,6 +6,8 @@
  * that arms it (add_timer_on(): the given CPU) and its callback runs there
  * in softirq context, once jiffies reaches ->expires. No wheel: expiry is
  * exact to the jiffy, and TIMER_DEFERRABLE timers are not deferred.
+ *
+ * Upstream: include/linux/timer.h @ v6.12
  */
 #ifndef UK_LINUX_TIMER_H
 #define UK_LINUX_TIMER_H

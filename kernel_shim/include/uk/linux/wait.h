@@ -5,6 +5,8 @@
  * prepare_to_wait()/condition/schedule() loop; wakers walk the list under
  * the lock and stop after nr_exclusive exclusive entries accepted.
  * __wake_up() returns how many exclusive waiters were woken (6.2+).
+ *
+ * Upstream: include/linux/wait.h @ v6.12
  */
 #ifndef UK_LINUX_WAIT_H
 #define UK_LINUX_WAIT_H

@@ -8,6 +8,8 @@
  * instance). Worker threads belong to pools: two per-CPU pools (normal and
  * highpri) per virtual CPU, whose workers are pinned to that CPU and are
  * concurrency-managed through schedule(), and two unbound pools.
+ *
+ * Upstream: include/linux/workqueue.h @ v6.12
  */
 #ifndef UK_LINUX_WORKQUEUE_H
 #define UK_LINUX_WORKQUEUE_H
