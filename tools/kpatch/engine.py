@@ -1,0 +1,435 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Placing one hunk in a file whose text differs from the hunk's, but whose code
+is the same after normalization (cnorm.py).
+
+The hunk's old side is found in the target by its normalized tokens; the
+difference between its old and new sides is taken on normalized tokens too,
+and each changed run is carried over as text:
+
+- a run of whole lines in the hunk becomes whole lines in the target, placed
+  beside the target's own lines for the neighbouring tokens;
+- a change inside a line replaces just the target's tokens for it.
+
+Comments in carried text are dropped or kept as the caller asks (a kernel
+patch's comments do not enter our files; our comments do go out in an
+exported patch).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import cnorm
+from patchfile import Hunk
+
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
+
+
+@dataclass
+class Source:
+    """A file's text with its tokens and normalized tokens."""
+    text: str
+
+    def __post_init__(self):
+        self.lx = cnorm.lex(self.text, False)
+        self.norm = cnorm.normalize(self.lx.toks)
+        self.ntexts = [n.text for n in self.norm]
+        self._funcs = None
+
+    def funcs(self):
+        if self._funcs is None:
+            self._funcs = cnorm.functions(self.lx)
+        return self._funcs
+
+    def func_at(self, line: int):
+        for f in self.funcs():
+            if self.lx.toks[f.start_tok].line <= line <= f.end_line:
+                return f
+        return None
+
+
+@dataclass
+class Side:
+    """One side of a hunk, lexed. added[i] says whether line i was added (or
+    removed, for the old side) by the hunk rather than context."""
+    text: str
+    changed_lines: list[bool]
+
+    def __post_init__(self):
+        self.lx = cnorm.lex(self.text, cnorm.starts_in_comment(self.text))
+        self.norm = cnorm.normalize(self.lx.toks)
+        self.ntexts = [n.text for n in self.norm]
+
+
+def sides(h: Hunk) -> tuple[Side, Side]:
+    old = Side(h.old_text(), [k == "-" for k, _ in h.lines if k in " -"])
+    new = Side(h.new_text(), [k == "+" for k, _ in h.lines if k in " +"])
+    return old, new
+
+
+def find_all(hay: list[str], needle: list[str]) -> list[int]:
+    if not needle:
+        return []
+    out = []
+    first = needle[0]
+    n = len(needle)
+    i = 0
+    try:
+        while True:
+            i = hay.index(first, i)
+            if hay[i:i + n] == needle:
+                out.append(i)
+            i += 1
+    except ValueError:
+        return out
+
+
+@dataclass
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+class PlaceError(Exception):
+    pass
+
+
+def _balanced(toks: list[str]) -> bool:
+    stack = []
+    for t in toks:
+        if t in _BRACKETS:
+            stack.append(_BRACKETS[t])
+        elif t in (")", "]", "}"):
+            if not stack or stack.pop() != t:
+                return False
+    return not stack
+
+
+def _raw_range(src_norm, ntoks_len, lo: int, hi: int, raw_toks, widen: bool):
+    """Raw token range [a, b] (inclusive) covering normalized tokens lo..hi-1,
+    or for lo == hi the gap only. With widen, the range grows to the whole gap
+    between the neighbouring normalized tokens when that gap is balanced, so
+    wrappers such as READ_ONCE( ) go with what they wrap."""
+    prev_raw = src_norm[lo - 1].src if lo > 0 else -1
+    next_raw = src_norm[hi].src if hi < ntoks_len else len(raw_toks)
+    if lo == hi:
+        return prev_raw + 1, prev_raw  # nothing: an insertion point after prev
+    a, b = src_norm[lo].src, src_norm[hi - 1].src
+    # A normalized token that stands for several raw ones (WRITE_ONCE's '='
+    # stands at the comma) keeps the raw tokens up to the next one.
+    if widen:
+        ga, gb = _trim_statements(raw_toks, prev_raw + 1, next_raw - 1)
+        if ga <= a and gb >= b and _balanced([t.text for t in raw_toks[ga:gb + 1]]):
+            return ga, gb
+    if _balanced([t.text for t in raw_toks[a:b + 1]]):
+        return a, b
+    return a, b
+
+
+def _trim_statements(raw_toks, ga: int, gb: int) -> tuple[int, int]:
+    """The gap [ga, gb] without the whole statements that normalization drops
+    (seams, sanitizer annotations) at its two ends: a change next to them
+    leaves them in place."""
+    dropped = []
+    p = ga
+    while p <= gb:
+        e = cnorm.dropped_statement_end(raw_toks, p, gb + 1)
+        if e > 0:
+            dropped.append((p, e - 1))
+            p = e
+        else:
+            p += 1
+    for s, e in dropped:
+        if s == ga:
+            ga = e + 1
+    for s, e in reversed(dropped):
+        if e == gb:
+            gb = s - 1
+    return ga, gb
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int, bool]:
+    """(line start, line end after the newline, whole) for the span: whole is
+    true when only white space shares its first and last lines (a trailing
+    comment counts as white space)."""
+    ls = text.rfind("\n", 0, start) + 1
+    le = text.find("\n", end)
+    le = len(text) if le < 0 else le + 1
+    before = text[ls:start]
+    after = text[end:le]
+    after_code = cnorm.strip_comments(after, False) if ("/*" in after or "//" in after) else after
+    whole = not before.strip() and not after_code.strip()
+    return ls, le, whole
+
+
+class Placer:
+    """Applies hunks to one target text."""
+
+    def __init__(self, text: str, keep_comments: bool = False):
+        self.src = Source(text)
+        self.keep_comments = keep_comments
+
+    @property
+    def text(self) -> str:
+        return self.src.text
+
+    def locate(self, h: Hunk, want_func: str | None = None, hint_line: int | None = None):
+        """Where the hunk's old side is in the target: (normalized index, how,
+        fuzz) or raises PlaceError with the nearest candidate and why."""
+        old, new = sides(h)
+        found = find_all(self.src.ntexts, old.ntexts)
+        if not found:
+            return None
+        return self._choose(found, len(old.ntexts), want_func, hint_line)
+
+    def _choose(self, found, length, want_func, hint_line):
+        if len(found) == 1:
+            return found[0]
+        if want_func:
+            inside = []
+            for s in found:
+                line = self.src.lx.toks[self.src.norm[s].src].line
+                f = self.src.func_at(line)
+                if f and f.name == want_func:
+                    inside.append(s)
+            if len(inside) == 1:
+                return inside[0]
+            if inside:
+                found = inside
+        if hint_line is not None:
+            return min(found, key=lambda s: abs(self.src.lx.toks[self.src.norm[s].src].line
+                                                 - (hint_line - 1)))
+        return found[0]
+
+    def edits_for(self, h: Hunk, at: int) -> list[Edit]:
+        """The text edits that carry the hunk's change to the target, whose
+        normalized tokens match the hunk's old side from index at."""
+        old, new = sides(h)
+        tgt = self.src
+        sm = difflib.SequenceMatcher(None, old.ntexts, new.ntexts, autojunk=False)
+        edits = []
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                continue
+            edits.append(self._edit(old, new, at, i1, i2, j1, j2))
+        return [e for e in edits if e is not None]
+
+    def _edit(self, old: Side, new: Side, at: int, i1, i2, j1, j2) -> Edit | None:
+        tgt = self.src
+        T = tgt.text
+        # Target side: the raw tokens that the change removes.
+        ta, tb = _raw_range(tgt.norm, len(tgt.norm), at + i1, at + i2, tgt.lx.toks, True)
+        # Hunk's new side: the raw tokens that the change brings.
+        na, nb = _raw_range(new.norm, len(new.norm), j1, j2, new.lx.toks, True)
+        ins = ""
+        ins_whole = False
+        ins_lines = ""
+        if nb >= na:
+            N = new.text
+            s, e = new.lx.toks[na].start, new.lx.toks[nb].end
+            ins = N[s:e]
+            ls, le, ins_whole = _line_bounds(N, s, e)
+            if ins_whole:
+                ins_lines = self._carried_lines(new, ls, le, na, nb)
+            if not self.keep_comments:
+                ins = cnorm.strip_comments(ins, False)
+        if tb >= ta:
+            # Replace or delete in the target.
+            s, e = tgt.lx.toks[ta].start, tgt.lx.toks[tb].end
+            ls, le, whole = _line_bounds(T, s, e)
+            if whole and (nb < na or ins_whole):
+                ls, le = self._drop_blank_neighbour(old, i1, i2, ls, le)
+                return Edit(ls, le, ins_lines)
+            return Edit(s, e, ins)
+        if nb < na:
+            return None
+        # Insert into the target between two of its tokens.
+        lo = at + i1
+        prev_tok = tgt.lx.toks[tgt.norm[lo - 1].src] if lo > 0 else None
+        next_tok = tgt.lx.toks[tgt.norm[lo].src] if lo < len(tgt.norm) else None
+        if ins_whole:
+            # Keep the hunk's side: lines written right under the token before
+            # go under ours; lines written right above the token after (a
+            # blank line above them) go above ours.
+            N = new.text
+            first = new.lx.line_of(new.lx.toks[na].start) - (len(ins_lines) - len(ins_lines.lstrip("\n")))
+            last = new.lx.toks[nb].line
+            k_prev = new.lx.toks[na - 1] if na > 0 else None
+            k_next = new.lx.toks[nb + 1] if nb + 1 < len(new.lx.toks) else None
+            hug_next = (k_next is not None and k_next.line == last + 1 and
+                        (k_prev is None or k_prev.line < first - 1))
+            if hug_next and next_tok is not None:
+                nls, _, _ = _line_bounds(T, next_tok.start, next_tok.start)
+                if not T[nls:next_tok.start].strip():
+                    return Edit(nls, nls, ins_lines)
+            if prev_tok is not None:
+                _, ple, pwhole_end = _line_bounds(T, prev_tok.end, prev_tok.end)
+                rest = T[prev_tok.end:ple]
+                if not cnorm.strip_comments(rest, False).strip():
+                    return Edit(ple, ple, ins_lines)
+            if next_tok is not None:
+                nls, _, _ = _line_bounds(T, next_tok.start, next_tok.start)
+                if not T[nls:next_tok.start].strip():
+                    return Edit(nls, nls, ins_lines)
+        # Inside a line: keep the hunk's spacing around the new tokens.
+        N = new.text
+        s, e = new.lx.toks[na].start, new.lx.toks[nb].end
+        lead = _spacing(N[new.lx.toks[na - 1].end:s] if na > 0 else "")
+        trail = _spacing(N[e:new.lx.toks[nb + 1].start] if nb + 1 < len(new.lx.toks) else "")
+        pos = prev_tok.end if prev_tok is not None else 0
+        return Edit(pos, pos, lead + ins + trail)
+
+    def _carried_lines(self, new: Side, ls: int, le: int, na: int, nb: int) -> str:
+        """The whole lines the change brings, with the blank lines the hunk
+        added right before them, comments dropped unless kept."""
+        N = new.text
+        first_line = new.lx.line_of(ls)
+        lines = N[ls:le]
+        # Blank lines added just above.
+        j = first_line - 1
+        extra = []
+        all_lines = N.split("\n")
+        while j >= 0 and new.changed_lines[j] and not all_lines[j].strip():
+            extra.append("\n")
+            j -= 1
+        if not self.keep_comments:
+            lines = cnorm.strip_comments(lines, False)
+        return "".join(extra) + lines
+
+    def _drop_blank_neighbour(self, old: Side, i1: int, i2: int, ls: int, le: int):
+        """When the hunk removes a blank line right above the removed code,
+        remove the target's blank line there too."""
+        T = self.src.text
+        if i1 >= len(old.norm):
+            return ls, le
+        first = old.lx.toks[old.norm[i1].src].line
+        old_lines = old.text.split("\n")
+        if first > 0 and old.changed_lines[first - 1] and not old_lines[first - 1].strip():
+            pls = T.rfind("\n", 0, ls - 1) + 1 if ls > 0 else 0
+            if ls > 0 and not T[pls:ls].strip():
+                return pls, le
+        return ls, le
+
+    def apply(self, edits: list[Edit]):
+        text = self.src.text
+        for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+            text = text[:e.start] + e.text + text[e.end:]
+        self.src = Source(text)
+
+
+def _spacing(ws: str) -> str:
+    if not ws:
+        return ""
+    return " " if "\n" in ws else ws
+
+
+def nearest(src: Source, h: Hunk) -> tuple[int, float, str]:
+    """The best partial match for a hunk that did not place: (0-based line,
+    similarity, what differs)."""
+    old, _ = sides(h)
+    want = old.ntexts
+    if not want:
+        return -1, 0.0, "the hunk has no old side to look for"
+    hay = src.ntexts
+    cands = []
+    fname = h.func_name()
+    funcs = src.funcs()
+    pool = [f for f in funcs if f.name == fname] if fname else []
+    # Windows: the named function, else every place that shares the first
+    # token of the hunk's changed part.
+    if pool:
+        for f in pool:
+            lo = _norm_index_at_raw(src, f.start_tok)
+            hi = _norm_index_at_raw(src, f.end_tok + 1)
+            cands.append((lo, hi))
+    else:
+        step = max(1, len(want) // 2)
+        for lo in range(0, max(1, len(hay) - len(want) + 1), step):
+            cands.append((lo, min(len(hay), lo + len(want) * 2)))
+    best = (-1, 0.0, "")
+    for lo, hi in cands:
+        sm = difflib.SequenceMatcher(None, want, hay[lo:hi], autojunk=False)
+        blocks = sm.get_matching_blocks()
+        r = sm.ratio() if hi - lo < 4 * len(want) else \
+            2.0 * sum(b.size for b in blocks) / (len(want) * 2)
+        if r > best[1]:
+            why = _first_difference(sm, want, hay, lo)
+            line = src.lx.toks[src.norm[min(lo + (blocks[0].b if blocks else 0),
+                                            len(src.norm) - 1)].src].line
+            best = (line, r, why)
+    return best
+
+
+def _norm_index_at_raw(src: Source, raw: int) -> int:
+    for i, n in enumerate(src.norm):
+        if n.src >= raw:
+            return i
+    return len(src.norm)
+
+
+def _first_difference(sm, want, hay, lo) -> str:
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        hunk_part = " ".join(want[i1:i2][:8]) or "(nothing)"
+        ours_part = " ".join(hay[lo + j1:lo + j2][:8]) or "(nothing)"
+        if tag == "insert":
+            return f"ours has `{ours_part}` that the hunk does not"
+        if tag == "delete":
+            return f"the hunk has `{hunk_part}` that ours does not"
+        return f"ours has `{ours_part}` where the hunk has `{hunk_part}`"
+    return ""
+
+
+def trimmed(h: Hunk, lead: int, trail: int) -> Hunk:
+    """The hunk with lead context lines dropped at its start and trail at its
+    end (patch's fuzz)."""
+    lines = h.lines[lead:len(h.lines) - trail if trail else None]
+    ol = sum(1 for k, _ in lines if k in " -")
+    nl = sum(1 for k, _ in lines if k in " +")
+    return Hunk(h.old_start + lead, ol, h.new_start + lead, nl, h.section, lines)
+
+
+_CXX_WORDS = {"new", "delete", "class", "this", "template", "typename", "private",
+              "public", "protected", "namespace", "operator", "virtual", "friend",
+              "mutable", "explicit", "export", "typeid", "using", "throw", "try",
+              "catch", "bool", "true", "false", "nullptr", "auto", "decltype",
+              "static_cast", "requires", "concept", "co_await", "char8_t"}
+_CXX_OK_AS_C = {"bool", "true", "false"}
+
+
+def cxx_fixups(text: str, added_spans: list[tuple[int, int]]):
+    """C that C++ rejects, in the spans of text that a port added.
+
+    Mechanical fixes are made in place: a pointer declared or assigned from a
+    name that the same function declares as 'void *' gets a cast. What cannot
+    be fixed is returned as (line, message) for the report.
+    Returns (new text, fixed [(line, message)], problems [(line, message)])."""
+    fixed = []
+    problems = []
+    lx = cnorm.lex(text, False)
+    for s, e in added_spans:
+        for t in lx.toks:
+            if t.start < s or t.end > e or t.kind != "id":
+                continue
+            if t.text in _CXX_WORDS and t.text not in _CXX_OK_AS_C:
+                problems.append((t.line, f"`{t.text}` is a C++ keyword: rename it"))
+    # void * conversions, by declarations visible in the same text.
+    void_names = set(re.findall(r"\bvoid\s*\*\s*([A-Za-z_]\w*)\s*[,;)=]", text))
+    out = text
+    pat = re.compile(r"(?P<lead>\b(?P<type>(?:struct|union)\s+\w+|\w+_t|u8|u16|u32|u64|char|int|long)"
+                     r"\s*\*\s*(?P<name>\w+)\s*=\s*)(?P<rhs>[A-Za-z_]\w*)\s*;")
+    shift = 0
+    for s, e in sorted(added_spans):
+        seg = text[s:e]
+        for m in pat.finditer(seg):
+            if m.group("rhs") in void_names:
+                cast = f"({m.group('type')} *)"
+                pos = s + m.start("rhs") + shift
+                out = out[:pos] + cast + out[pos:]
+                shift += len(cast)
+                line = text.count("\n", 0, s + m.start())
+                fixed.append((line, f"cast `{m.group('rhs')}` (void *) to {m.group('type')} *"))
+    return out, fixed, problems

@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""tools/ukern port: carry kernel-form patches onto ukern's ported files.
+
+Each kernel path in a patch is mapped to our file(s) by their Upstream:
+markers; each hunk is found there by normalized tokens (cnorm.py) and its
+change carried over as text. A hunk is reported as one of
+
+  exact       its old lines stand verbatim in our file
+  normalized  found after normalization (comments, wrapping, casts, marked
+              accesses differ), possibly with fuzz (context lines dropped)
+  comment     it changes only comments: nothing to carry (ours are our own)
+  equivalent  it changes nothing that normalization sees: nothing to carry
+  failed      with the nearest candidate in our file and what differs there
+
+and the run ends with 'hunks: N applied, M failed'. Nothing is written when
+the input is not a well-formed patch; otherwise the hunks that place are
+applied (as patch(1) does) and the exit status is 1 when any failed.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cnorm  # noqa: E402
+import engine  # noqa: E402
+import patchfile  # noqa: E402
+import upstream  # noqa: E402
+
+MAX_FUZZ = 3
+
+
+class Result:
+    def __init__(self):
+        self.applied = 0
+        self.failed = 0
+        self.unported = 0
+        self.rows: list[str] = []
+
+    def add(self, ok: bool | None, row: str):
+        if ok is None:
+            self.unported += 1
+        elif ok:
+            self.applied += 1
+        else:
+            self.failed += 1
+        self.rows.append(row)
+
+    def summary(self) -> str:
+        s = f"hunks: {self.applied} applied, {self.failed} failed"
+        if self.unported:
+            s += f", {self.unported} in files ukern does not port"
+        return s
+
+
+def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile.Hunk,
+               keep_comments: bool = False):
+    """Finds and applies h in one of the targets. Returns (status, file,
+    0-based line, detail); status is exact / normalized / comment /
+    equivalent / failed."""
+    old, new = engine.sides(h)
+    if [t.text for t in old.lx.toks] == [t.text for t in new.lx.toks]:
+        return "comment", None, -1, "changes only comments or white space: nothing to carry"
+    fname = h.func_name()
+    seen = set()
+    for fuzz in range(0, MAX_FUZZ + 1):
+        lead = min(fuzz, h.lead_context())
+        trail = min(fuzz, h.trail_context())
+        if (lead, trail) in seen:
+            continue
+        seen.add((lead, trail))
+        hh = engine.trimmed(h, lead, trail) if fuzz else h
+        o2, n2 = engine.sides(hh)
+        if not o2.ntexts:
+            continue
+        for path in order:
+            pl = targets[path]
+            at = pl.locate(hh, fname, h.old_start)
+            if at is None:
+                continue
+            line = pl.src.lx.toks[pl.src.norm[at].src].line
+            if o2.ntexts == n2.ntexts:
+                return ("equivalent", path, line,
+                        "no change once normalized (marked access, cast): nothing to carry")
+            exact = fuzz == 0 and h.old_text() in pl.text
+            edits = pl.edits_for(hh, at)
+            pl.apply(edits)
+            how = "exact" if exact else "normalized"
+            if fuzz:
+                how += f" (fuzz {fuzz})"
+            return how, path, line, ""
+    # Not found: already there, or the nearest candidate.
+    for path in order:
+        pl = targets[path]
+        rev = h.reversed()
+        if pl.locate(rev, fname) is not None and new.ntexts != old.ntexts:
+            return "failed", path, -1, "already applied: our file has the hunk's new side"
+    best = (None, -1, 0.0, "")
+    for path in order:
+        line, ratio, why = engine.nearest(targets[path].src, h)
+        if ratio > best[2]:
+            best = (path, line, ratio, why)
+    path, line, ratio, why = best
+    if path is None:
+        return "failed", None, -1, "no candidate in our files"
+    return "failed", path, line, f"nearest: {path}:{line + 1} (similarity {ratio:.2f}): {why}"
+
+
+def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
+        out=sys.stdout, verbose: bool = False) -> Result:
+    if reverse:
+        patches = [p.reversed() for p in reversed(patches)]
+    res = Result()
+    placers: dict[str, engine.Placer] = {}
+    originals: dict[str, str] = {}
+    for p in patches:
+        if p.subject:
+            print(f"patch: {p.subject}", file=out)
+        for fd in p.files:
+            kpath = fd.path
+            if fd.binary:
+                for _ in fd.hunks or [None]:
+                    res.add(False, f"{kpath}: binary diff: cannot carry")
+                print(f"  {kpath}: binary diff: failed", file=out)
+                continue
+            ours = upstream.ours_for(top, kpath)
+            if fd.old_path is None or fd.new_path is None or fd.old_path != fd.new_path:
+                what = ("creates" if fd.old_path is None else
+                        "deletes" if fd.new_path is None else "renames")
+                print(f"  {kpath}: the patch {what} a file: failed "
+                      f"({len(fd.hunks)} hunks; port such a file by hand)", file=out)
+                for _ in fd.hunks:
+                    res.add(False, kpath)
+                continue
+            if not ours:
+                print(f"  {kpath}: not ported by ukern: {len(fd.hunks)} hunks left out",
+                      file=out)
+                for _ in fd.hunks:
+                    res.add(None, kpath)
+                continue
+            for path in ours:
+                if path not in placers:
+                    with open(os.path.join(top, path), encoding="utf-8") as f:
+                        originals[path] = f.read()
+                    placers[path] = engine.Placer(originals[path])
+            print(f"  {kpath} -> {', '.join(ours)}", file=out)
+            for n, h in enumerate(fd.hunks, 1):
+                status, path, line, detail = place_hunk(placers, ours, h)
+                where = f" at {path}:{line + 1}" if path and line >= 0 and status != "failed" else ""
+                tail = f": {detail}" if detail else ""
+                print(f"    hunk {n} {h.header()}: {status}{where}{tail}", file=out)
+                if status == "failed" and verbose:
+                    for k, t in h.lines:
+                        print(f"      {k}{t}", file=out)
+                res.add(status != "failed", f"{kpath} hunk {n}: {status}")
+    # C that C++ rejects, in what the port added.
+    for path, pl in placers.items():
+        if pl.text == originals[path]:
+            continue
+        spans = added_spans(originals[path], pl.text)
+        text, fixed, problems = engine.cxx_fixups(pl.text, spans)
+        for line, msg in fixed:
+            print(f"  {path}:{line + 1}: C++ fix: {msg}", file=out)
+        for line, msg in problems:
+            print(f"  {path}:{line + 1}: C++ rejects this: {msg}", file=out)
+        if text != pl.text:
+            pl.src = engine.Source(text)
+    if not dry_run:
+        for path, pl in placers.items():
+            if pl.text != originals[path]:
+                with open(os.path.join(top, path), "w", encoding="utf-8") as f:
+                    f.write(pl.text)
+    print(res.summary(), file=out)
+    return res
+
+
+def added_spans(before: str, after: str) -> list[tuple[int, int]]:
+    """Character spans of after holding lines that before lacks."""
+    bl = before.splitlines(keepends=True)
+    al = after.splitlines(keepends=True)
+    offs = [0]
+    for l in al:
+        offs.append(offs[-1] + len(l))
+    spans = []
+    sm = difflib.SequenceMatcher(None, bl, al, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag in ("insert", "replace") and j2 > j1:
+            spans.append((offs[j1], offs[j2]))
+    return spans
+
+
+def read_inputs(args) -> str:
+    if args.from_tree:
+        tree, rng = args.from_tree
+        cmd = ["git", "-C", tree, "format-patch", "--stdout", "--no-signature"]
+        cmd += [rng] if ".." in rng else ["-1", rng]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise patchfile.PatchError(f"git format-patch in {tree} failed: {r.stderr.strip()}")
+        return r.stdout
+    texts = []
+    for name in args.patch or ["-"]:
+        if name == "-":
+            texts.append(sys.stdin.read())
+        else:
+            try:
+                with open(name, encoding="utf-8", errors="surrogateescape") as f:
+                    texts.append(f.read())
+            except OSError as e:
+                raise patchfile.PatchError(f"{name}: {e.strerror}")
+    return "\n".join(texts)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="tools/ukern port",
+                                 description="Carry kernel-form patches onto ukern's files.")
+    ap.add_argument("patch", nargs="*", help="patch files (mbox, format-patch, diff); - is stdin")
+    ap.add_argument("-R", "--reverse", action="store_true", help="take the patches back out")
+    ap.add_argument("--dry-run", action="store_true", help="report only; write nothing")
+    ap.add_argument("--from", dest="from_tree", nargs=2, metavar=("KERNEL_TREE", "REV_RANGE"),
+                    help="commits from a kernel git tree (a range A..B, or one commit)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print failed hunks")
+    ap.add_argument("--top", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    top = args.top or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        patches = patchfile.parse(read_inputs(args))
+    except patchfile.PatchError as e:
+        print(f"ukern port: {e}; nothing changed", file=sys.stderr)
+        return 2
+    res = run(top, patches, args.reverse, args.dry_run, verbose=args.verbose)
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
