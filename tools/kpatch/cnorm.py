@@ -29,6 +29,9 @@ changing what the code does, on both sides alike:
   in _hook (a test hook) or _vNNN (an era switch such as the v6.10 form of
   sbitmap_deferred_clear()), so that a runtime variant does not hide the
   upstream statements around it;
+- C++ keywords as names: where the kernel names a member or variable with a
+  word C++ reserves (private, new, class, this, ...), ours spells it with a
+  trailing underscore; private_ reads as private;
 - nullptr reads as NULL; #include <uk/linux/x.h> as #include <linux/x.h>.
 """
 from __future__ import annotations
@@ -173,6 +176,13 @@ _SCALAR_WORDS = {
     "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "size_t", "ssize_t",
     "loff_t", "gfp_t", "blk_status_t", "__poll_t", "__u16", "__u32", "__u64",
     "__s32", "__s64", "uintptr_t", "sector_t", "blk_opf_t",
+}
+# Words C++ reserves that C code may use as names (spelled NAME_ in ours).
+_CXX_KEYWORDS = {
+    "new", "delete", "private", "public", "protected", "class", "this",
+    "template", "typename", "namespace", "virtual", "operator", "friend",
+    "explicit", "mutable", "export", "using", "try", "catch", "throw",
+    "typeid", "requires", "concept",
 }
 _TYPE_WORDS = {
     "struct", "union", "enum", "const", "volatile", "unsigned", "signed",
@@ -365,6 +375,10 @@ def _norm_range(toks: list[Tok], lo: int, hi: int, out: list[NTok], drop_casts: 
                         continue
             if txt == "nullptr":
                 out.append(NTok("NULL", i))
+                i += 1
+                continue
+            if txt[-1] == "_" and txt[:-1] in _CXX_KEYWORDS:
+                out.append(NTok(txt[:-1], i))
                 i += 1
                 continue
         elif txt == "#" and i + 1 < hi and toks[i + 1].text == "include":
