@@ -92,8 +92,64 @@ class Edit:
     text: str
 
 
-class PlaceError(Exception):
-    pass
+def _norm_lines(side: Side) -> list[int]:
+    """The 0-based line of each normalized token of a side."""
+    return [side.lx.toks[n.src].line for n in side.norm]
+
+
+def change_ops(h: Hunk, old: Side, new: Side) -> list[tuple[int, int, int, int]]:
+    """The hunk's change as (i1, i2, j1, j2): old normalized tokens i1..i2
+    become new ones j1..j2.
+
+    Each run of removed and added lines is one change. Inside a run, a
+    token-level difference is used when every piece of it stays within one
+    line on both sides (a renamed variable, a changed condition), so that the
+    target keeps its own tokens around it (casts, marked accesses); otherwise
+    the run is replaced as a whole (a rewritten statement)."""
+    oln, nln = _norm_lines(old), _norm_lines(new)
+    ops = []
+    oline = nline = 0
+    k = 0
+    lines = h.lines
+    while k < len(lines):
+        if lines[k][0] == " ":
+            oline += 1
+            nline += 1
+            k += 1
+            continue
+        o0, n0 = oline, nline
+        while k < len(lines) and lines[k][0] != " ":
+            if lines[k][0] == "-":
+                oline += 1
+            else:
+                nline += 1
+            k += 1
+        i1 = _first_at_or_after(oln, o0)
+        i2 = _first_at_or_after(oln, oline)
+        j1 = _first_at_or_after(nln, n0)
+        j2 = _first_at_or_after(nln, nline)
+        if i1 == i2 and j1 == j2:
+            continue  # blank or comment lines only
+        sm = difflib.SequenceMatcher(None, old.ntexts[i1:i2], new.ntexts[j1:j2], autojunk=False)
+        fine = [(a1 + i1, a2 + i1, b1 + j1, b2 + j1)
+                for tag, a1, a2, b1, b2 in sm.get_opcodes() if tag != "equal"]
+        if fine and all(_one_line(oln, a1, a2) and _one_line(nln, b1, b2)
+                        for a1, a2, b1, b2 in fine) and sm.ratio() >= 0.5:
+            ops += fine
+        else:
+            ops.append((i1, i2, j1, j2))
+    return ops
+
+
+def _first_at_or_after(norm_lines: list[int], line: int) -> int:
+    for i, l in enumerate(norm_lines):
+        if l >= line:
+            return i
+    return len(norm_lines)
+
+
+def _one_line(norm_lines: list[int], a: int, b: int) -> bool:
+    return a == b or norm_lines[a] == norm_lines[b - 1]
 
 
 def _balanced(toks: list[str]) -> bool:
@@ -176,8 +232,9 @@ class Placer:
         return self.src.text
 
     def locate(self, h: Hunk, want_func: str | None = None, hint_line: int | None = None):
-        """Where the hunk's old side is in the target: (normalized index, how,
-        fuzz) or raises PlaceError with the nearest candidate and why."""
+        """The normalized index where the hunk's old side starts in the
+        target, or None. Of several places, the one inside the function the
+        hunk header names wins, then the one nearest hint_line."""
         old, new = sides(h)
         found = find_all(self.src.ntexts, old.ntexts)
         if not found:
@@ -207,12 +264,8 @@ class Placer:
         """The text edits that carry the hunk's change to the target, whose
         normalized tokens match the hunk's old side from index at."""
         old, new = sides(h)
-        tgt = self.src
-        sm = difflib.SequenceMatcher(None, old.ntexts, new.ntexts, autojunk=False)
         edits = []
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
-            if tag == "equal":
-                continue
+        for i1, i2, j1, j2 in change_ops(h, old, new):
             edits.append(self._edit(old, new, at, i1, i2, j1, j2))
         return [e for e in edits if e is not None]
 
@@ -232,7 +285,7 @@ class Placer:
             ins = N[s:e]
             ls, le, ins_whole = _line_bounds(N, s, e)
             if ins_whole:
-                ins_lines = self._carried_lines(new, ls, le, na, nb)
+                ins_lines, ins_first, ins_last = self._carried_lines(new, ls, le)
             if not self.keep_comments:
                 ins = cnorm.strip_comments(ins, False)
         if tb >= ta:
@@ -242,6 +295,8 @@ class Placer:
             if whole and (nb < na or ins_whole):
                 ls, le = self._drop_blank_neighbour(old, i1, i2, ls, le)
                 return Edit(ls, le, ins_lines)
+            if not ins:
+                s, e = _swallow_space(T, s, e)
             return Edit(s, e, ins)
         if nb < na:
             return None
@@ -251,15 +306,12 @@ class Placer:
         next_tok = tgt.lx.toks[tgt.norm[lo].src] if lo < len(tgt.norm) else None
         if ins_whole:
             # Keep the hunk's side: lines written right under the token before
-            # go under ours; lines written right above the token after (a
-            # blank line above them) go above ours.
-            N = new.text
-            first = new.lx.line_of(new.lx.toks[na].start) - (len(ins_lines) - len(ins_lines.lstrip("\n")))
-            last = new.lx.toks[nb].line
+            # go under ours; lines written right above the token after go
+            # above ours.
             k_prev = new.lx.toks[na - 1] if na > 0 else None
             k_next = new.lx.toks[nb + 1] if nb + 1 < len(new.lx.toks) else None
-            hug_next = (k_next is not None and k_next.line == last + 1 and
-                        (k_prev is None or k_prev.line < first - 1))
+            hug_prev = k_prev is not None and k_prev.line == ins_first - 1
+            hug_next = not hug_prev and k_next is not None and k_next.line == ins_last + 1
             if hug_next and next_tok is not None:
                 nls, _, _ = _line_bounds(T, next_tok.start, next_tok.start)
                 if not T[nls:next_tok.start].strip():
@@ -279,24 +331,31 @@ class Placer:
         lead = _spacing(N[new.lx.toks[na - 1].end:s] if na > 0 else "")
         trail = _spacing(N[e:new.lx.toks[nb + 1].start] if nb + 1 < len(new.lx.toks) else "")
         pos = prev_tok.end if prev_tok is not None else 0
+        if pos < len(T) and T[pos] in " \t\n":
+            trail = ""
+        if pos > 0 and T[pos - 1] in " \t\n":
+            lead = ""
         return Edit(pos, pos, lead + ins + trail)
 
-    def _carried_lines(self, new: Side, ls: int, le: int, na: int, nb: int) -> str:
+    def _carried_lines(self, new: Side, ls: int, le: int):
         """The whole lines the change brings, with the blank lines the hunk
-        added right before them, comments dropped unless kept."""
+        added right above and below them, comments dropped unless kept.
+        Returns (text, first line, last line) in the hunk's new side."""
         N = new.text
-        first_line = new.lx.line_of(ls)
-        lines = N[ls:le]
-        # Blank lines added just above.
-        j = first_line - 1
-        extra = []
         all_lines = N.split("\n")
-        while j >= 0 and new.changed_lines[j] and not all_lines[j].strip():
-            extra.append("\n")
-            j -= 1
+        first = new.lx.line_of(ls)
+        last = new.lx.line_of(le - 1)
+        lines = N[ls:le]
         if not self.keep_comments:
             lines = cnorm.strip_comments(lines, False)
-        return "".join(extra) + lines
+        while first > 0 and new.changed_lines[first - 1] and not all_lines[first - 1].strip():
+            first -= 1
+            lines = "\n" + lines
+        while last + 1 < len(new.changed_lines) and new.changed_lines[last + 1] \
+                and not all_lines[last + 1].strip():
+            last += 1
+            lines += "\n"
+        return lines, first, last
 
     def _drop_blank_neighbour(self, old: Side, i1: int, i2: int, ls: int, le: int):
         """When the hunk removes a blank line right above the removed code,
@@ -317,6 +376,23 @@ class Placer:
         for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
             text = text[:e.start] + e.text + text[e.end:]
         self.src = Source(text)
+
+
+def _swallow_space(T: str, s: int, e: int) -> tuple[int, int]:
+    """Widens a deletion inside a line by the blanks on one side, so that
+    'a + 1 < b' less '+ 1' reads 'a < b', not 'a  < b'."""
+    ls = T.rfind("\n", 0, s) + 1
+    b = s
+    while b > ls and T[b - 1] in " \t":
+        b -= 1
+    if b < s and b > ls and T[b - 1] not in " \t" and (e >= len(T) or T[e] in " \t)];,"):
+        return b, e
+    a = e
+    while a < len(T) and T[a] in " \t":
+        a += 1
+    if a > e and a < len(T) and T[a] != "\n":
+        return s, a
+    return s, e
 
 
 def _spacing(ws: str) -> str:

@@ -74,6 +74,8 @@ def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile
         if (lead, trail) in seen:
             continue
         seen.add((lead, trail))
+        if not fuzz and _already_applied(targets, order, h, old, new, fname):
+            return "failed", None, -1, "already applied: our file has the hunk's new side"
         hh = engine.trimmed(h, lead, trail) if fuzz else h
         o2, n2 = engine.sides(hh)
         if not o2.ntexts:
@@ -95,11 +97,8 @@ def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile
                 how += f" (fuzz {fuzz})"
             return how, path, line, ""
     # Not found: already there, or the nearest candidate.
-    for path in order:
-        pl = targets[path]
-        rev = h.reversed()
-        if pl.locate(rev, fname) is not None and new.ntexts != old.ntexts:
-            return "failed", path, -1, "already applied: our file has the hunk's new side"
+    if _already_applied(targets, order, h, old, new, fname):
+        return "failed", None, -1, "already applied: our file has the hunk's new side"
     best = (None, -1, 0.0, "")
     for path in order:
         line, ratio, why = engine.nearest(targets[path].src, h)
@@ -109,6 +108,14 @@ def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile
     if path is None:
         return "failed", None, -1, "no candidate in our files"
     return "failed", path, line, f"nearest: {path}:{line + 1} (similarity {ratio:.2f}): {why}"
+
+
+def _already_applied(targets, order, h, old, new, fname) -> bool:
+    """The hunk's new side is in our file, and it is not just a part of the
+    old side (as it is for a hunk that only removes lines)."""
+    if old.ntexts == new.ntexts or engine.find_all(old.ntexts, new.ntexts):
+        return False
+    return any(targets[p].locate(h.reversed(), fname) is not None for p in order)
 
 
 def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
