@@ -294,7 +294,7 @@ class Placer:
             ls, le, whole = _line_bounds(T, s, e)
             if whole and (nb < na or ins_whole):
                 ls, le = self._drop_blank_neighbour(old, i1, i2, ls, le)
-                return Edit(ls, le, ins_lines)
+                return Edit(ls, le, _with_seams(self._kept_seams(ta, tb), ins_lines))
             if not ins:
                 s, e = _swallow_space(T, s, e)
             return Edit(s, e, ins)
@@ -337,6 +337,25 @@ class Placer:
             lead = ""
         return Edit(pos, pos, lead + ins + trail)
 
+    def _kept_seams(self, ta: int, tb: int) -> str:
+        """The whole-line seam and annotation statements of ours among the
+        raw tokens ta..tb that a change replaces: they are not the kernel's
+        to remove, so they stay (ahead of what replaces the rest)."""
+        toks = self.src.lx.toks
+        T = self.src.text
+        kept = []
+        p = ta
+        while p <= tb:
+            e = cnorm.dropped_statement_end(toks, p, tb + 1)
+            if e > 0:
+                ls, le, whole = _line_bounds(T, toks[p].start, toks[e - 1].end)
+                if whole:
+                    kept.append(T[ls:le])
+                p = e
+            else:
+                p += 1
+        return "".join(kept)
+
     def _carried_lines(self, new: Side, ls: int, le: int):
         """The whole lines the change brings, with the blank lines the hunk
         added right above and below them, comments dropped unless kept.
@@ -376,6 +395,25 @@ class Placer:
         for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
             text = text[:e.start] + e.text + text[e.end:]
         self.src = Source(text)
+
+
+_DECL = re.compile(r"^\s*(?:const\s+|static\s+)*(?:struct|union|enum|unsigned|signed|int|long|"
+                   r"short|char|bool|u8|u16|u32|u64|s8|s16|s32|s64|size_t|\w+_t)\b[^(]*;\s*$")
+
+
+def _with_seams(seams: str, lines: str) -> str:
+    """Kept seam lines placed after the declarations that open the
+    replacement, as ours had them after the declarations of the block."""
+    if not seams:
+        return lines
+    ls = lines.split("\n")
+    k = 0
+    while k < len(ls) and _DECL.match(ls[k]):
+        k += 1
+    if k and k < len(ls) and not ls[k].strip():
+        k += 1
+        seams += "\n"
+    return "\n".join(ls[:k]) + ("\n" if k else "") + seams + "\n".join(ls[k:])
 
 
 def _swallow_space(T: str, s: int, e: int) -> tuple[int, int]:
