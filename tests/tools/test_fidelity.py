@@ -276,6 +276,12 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(len(rows), 2)
         self.assertEqual(len(problems), 2)
 
+    def test_escaped_bar_in_a_cell(self):
+        rows, problems = fidelity.parse_table(
+            TABLE_OK + "| lib/foo.c | sys_foo_sync | differs | `a \\| b` and `\\|=` |\n")
+        self.assertEqual(problems, [])
+        self.assertEqual(rows[-1].reason, "`a | b` and `|=`")
+
     def test_other_tables_are_ignored(self):
         rows, problems = fidelity.parse_table(
             "| file | what |\n|---|---|\n| lib/foo.c | x |\n\n" + TABLE_OK)
@@ -316,7 +322,7 @@ class CommandTest(unittest.TestCase):
         self.assertIn("extra (1): foo_get_v61", out)
         self.assertRegex(out, r"differs 0\.\d+ +sys_foo_sync +lib/foo_sys.cc:3 +UNDECLARED")
         self.assertTrue(out.rstrip().endswith(
-            "all 1 files: 5 functions, 4 present (80%), 2 identical (40%)"))
+            "total (1 file): 5 functions, 4 present (80%), 2 identical (40%)"))
 
     def test_verbose_shows_first_difference_and_reason(self):
         rc, out, _ = self.run_main("--verbose")

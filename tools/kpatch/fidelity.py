@@ -186,10 +186,11 @@ _CELL = re.compile(r"^\s*`?([^`]*?)`?\s*$")
 
 
 def _cells(line: str) -> list[str]:
+    """The cells of a table row; '\\|' is a '|' inside a cell, as in GFM."""
     s = line.strip()
-    if not (s.startswith("|") and s.endswith("|")):
+    if not (s.startswith("|") and s.endswith("|")) or len(s) < 2:
         return []
-    return [c.strip() for c in s[1:-1].split("|")]
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s[1:-1])]
 
 
 def parse_table(text: str) -> tuple[list[Row], list[str]]:
@@ -342,7 +343,8 @@ def print_text(results: list[FileResult], era: list, verbose: bool, out=None):
         t = sum(fr.total for fr in results)
         pr = sum(fr.present for fr in results)
         ide = sum(fr.identical for fr in results)
-        print(summary_line(f"all {len(results)} files", t, pr, ide), file=out)
+        n = len(results)
+        print(summary_line(f"total ({n} file{'' if n == 1 else 's'})", t, pr, ide), file=out)
 
 
 def as_json(results: list[FileResult], era: list, problems: list[str]) -> dict:
