@@ -34,6 +34,11 @@ def patch_path(name):
     return os.path.join(PATCHES, name)
 
 
+def slurp(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def run(args, cwd=None, stdin=None):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, input=stdin)
 
@@ -108,7 +113,7 @@ class PortTest(unittest.TestCase):
     def pristine_after(self, name):
         """{kernel path: (pristine text, pristine text with the patch)} via patch(1)."""
         out = {}
-        text = open(patch_path(name), encoding="utf-8").read()
+        text = slurp(patch_path(name))
         for p in patchfile.parse(text):
             for f in p.files:
                 if f.path not in self.base:
@@ -119,7 +124,7 @@ class PortTest(unittest.TestCase):
                 shutil.copy(self.base[f.path], dst)
                 r = run(["patch", "-p1", "-s", "-i", patch_path(name)], cwd=d)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-                out[f.path] = (open(self.base[f.path]).read(), open(dst).read())
+                out[f.path] = (slurp(self.base[f.path]), slurp(dst))
         return out
 
     def check_same_change(self, name):
@@ -196,7 +201,7 @@ class PortTest(unittest.TestCase):
         self.assert_unchanged()
 
     def test_series_in_one_mbox_and_its_reversal(self):
-        mbox = "".join(open(patch_path(n)).read() for n in (
+        mbox = "".join(slurp(patch_path(n)) for n in (
             "0001-sbitmap-rename-local.patch", "0002-sbitmap-resize-warn.patch",
             "0006-aio-refill-clamp.patch"))
         r = self.port("-", stdin=mbox)
@@ -213,6 +218,23 @@ class PortTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("already applied", r.stdout)
 
+    def test_commits_from_a_kernel_tree(self):
+        kt, g = self.kernel_tree(("lib/sbitmap.c", "fs/aio.c"))
+        for n in ("0002-sbitmap-resize-warn.patch", "0006-aio-refill-clamp.patch"):
+            am = run(g + ["am", "-q", patch_path(n)])
+            self.assertEqual(am.returncode, 0, am.stderr)
+        r = self.port("--dry-run", "--from", kt, "HEAD~2..HEAD")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("patch: lib/sbitmap: warn when sbitmap_resize() grows past the map", r.stdout)
+        self.assertIn("hunks: 2 applied, 0 failed", r.stdout)
+        self.assert_unchanged()
+        r = self.port("--from", kt, "HEAD")  # one commit
+        self.assertIn("hunks: 1 applied, 0 failed", r.stdout)
+        self.assertNotEqual(self.read("aio/aio.cc"), self.snapshot["aio/aio.cc"])
+        r = self.port("--from", kt, "no-such-rev..HEAD")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("git format-patch", r.stderr)
+
     # --- bad input ------------------------------------------------------------
 
     def test_not_a_patch(self):
@@ -222,14 +244,14 @@ class PortTest(unittest.TestCase):
         self.assert_unchanged()
 
     def test_truncated_hunk_changes_nothing(self):
-        text = open(patch_path("0002-sbitmap-resize-warn.patch")).read()
+        text = slurp(patch_path("0002-sbitmap-resize-warn.patch"))
         cut = text[:text.index("+\tWARN_ON_ONCE")]
         r = self.port("-", stdin=cut)
         self.assertEqual(r.returncode, 2)
         self.assertIn("truncated hunk in lib/sbitmap.c", r.stderr)
         self.assert_unchanged()
         # A truncated second patch of a series stops the first one too.
-        r = self.port("-", stdin=open(patch_path("0001-sbitmap-rename-local.patch")).read() + cut)
+        r = self.port("-", stdin=slurp(patch_path("0001-sbitmap-rename-local.patch")) + cut)
         self.assertEqual(r.returncode, 2)
         self.assert_unchanged()
 
@@ -270,8 +292,8 @@ class PortTest(unittest.TestCase):
             r = run(["patch", "-p1", "-s", "-i", patch_path(n)], cwd=ref)
             self.assertEqual(r.returncode, 0, r.stdout)
         for kpath in kpaths:
-            self.assertEqual(open(os.path.join(kt, kpath)).read(),
-                             open(os.path.join(ref, kpath)).read(), kpath + "\n" + exported)
+            self.assertEqual(slurp(os.path.join(kt, kpath)),
+                             slurp(os.path.join(ref, kpath)), kpath + "\n" + exported)
         return g
 
     def test_export_round_trip_of_a_commit_range(self):

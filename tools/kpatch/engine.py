@@ -530,20 +530,24 @@ def cxx_fixups(text: str, added_spans: list[tuple[int, int]]):
                 continue
             if t.text in _CXX_WORDS and t.text not in _CXX_OK_AS_C:
                 problems.append((t.line, f"`{t.text}` is a C++ keyword: rename it"))
-    # void * conversions, by declarations visible in the same text.
-    void_names = set(re.findall(r"\bvoid\s*\*\s*([A-Za-z_]\w*)\s*[,;)=]", text))
-    out = text
+    # void * conversions: a name the enclosing function declares 'void *'
+    # (a parameter or a local) initializing or assigned to a typed pointer.
+    funcs = cnorm.functions(lx)
     pat = re.compile(r"(?P<lead>\b(?P<type>(?:struct|union)\s+\w+|\w+_t|u8|u16|u32|u64|char|int|long)"
                      r"\s*\*\s*(?P<name>\w+)\s*=\s*)(?P<rhs>[A-Za-z_]\w*)\s*;")
-    shift = 0
+    inserts = []
     for s, e in sorted(added_spans):
-        seg = text[s:e]
-        for m in pat.finditer(seg):
+        f = next((f for f in funcs if lx.toks[f.start_tok].start <= s < lx.toks[f.end_tok].end), None)
+        if f is None:
+            continue
+        body = text[lx.toks[f.start_tok].start:lx.toks[f.end_tok].end]
+        void_names = set(re.findall(r"\bvoid\s*\*\s*([A-Za-z_]\w*)\s*[,;)=]", body))
+        for m in pat.finditer(text, s, e):
             if m.group("rhs") in void_names:
-                cast = f"({m.group('type')} *)"
-                pos = s + m.start("rhs") + shift
-                out = out[:pos] + cast + out[pos:]
-                shift += len(cast)
-                line = text.count("\n", 0, s + m.start())
-                fixed.append((line, f"cast `{m.group('rhs')}` (void *) to {m.group('type')} *"))
+                inserts.append((m.start("rhs"), f"({m.group('type')} *)"))
+                fixed.append((text.count("\n", 0, m.start()),
+                              f"cast `{m.group('rhs')}` (void *) to {m.group('type')} *"))
+    out = text
+    for pos, cast in sorted(inserts, reverse=True):
+        out = out[:pos] + cast + out[pos:]
     return out, fixed, problems
