@@ -350,6 +350,12 @@ class CommandTest(unittest.TestCase):
         self.assertEqual(states["foo_missing"], "absent")
         self.assertEqual(data["era"], [])
 
+    def test_era_file_is_named_not_measured(self):
+        rc, out, _ = self.run_main("--file", "lib/radix-tree.c")
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.strip(),
+                         "lib/radix.cc: lib/radix-tree.c @ v3.4: an era file, not measured")
+
     def test_unknown_file(self):
         with self.assertRaises(SystemExit):
             self.run_main("--file", "lib/nothing.c")

@@ -384,7 +384,7 @@ def gather(top: str, only: list[str]):
             continue
         groups.setdefault(p.upstream, []).append(p.ours)
     if only:
-        missing = [k for k in only if k not in groups]
+        missing = [k for k in only if k not in groups and all(p.upstream != k for p in era)]
         if missing:
             raise SystemExit(f"fidelity: no file of ours mirrors {', '.join(missing)} @ {BASE}")
         groups = {k: v for k, v in groups.items() if k in only}
