@@ -180,7 +180,7 @@ TEST_F(PercpuTest, ThisCpuOperations) {
 }
 
 TEST_F(PercpuTest, MoreThreadsThanCpusSumIsExact) {
-  NrCpuGuard guard(2);
+  NrCpuGuard cpus(2);
   ASSERT_EQ(nr_cpu_ids, 2u);
   const unsigned threads = 2 * uk::testing::StressThreads() + 1;
   const int per_thread = 20000;
@@ -211,7 +211,7 @@ TEST_F(PercpuTest, MoreThreadsThanCpusSumIsExact) {
 }
 
 TEST_F(PercpuTest, UpdatesLandOnTheCpuTheThreadWasOn) {
-  NrCpuGuard guard(2);
+  NrCpuGuard cpus(2);
   long *ctr = alloc_percpu(long);
   ASSERT_NE(ctr, nullptr);
   std::thread t([&] {
@@ -233,7 +233,7 @@ TEST_F(PercpuTest, PreemptDisabledMultiStepUpdatesAreExclusive) {
   // Several threads pinned to CPU 0 each do a read-modify-write of the CPU's
   // copy in separate steps (read, yield, write) inside get_cpu()/put_cpu().
   // Without exclusive ownership of the CPU, increments would be lost.
-  NrCpuGuard guard(2);
+  NrCpuGuard cpus(2);
   const unsigned threads = uk::testing::StressThreads() + 1;
   const int per_thread = 2000;
   long *ctr = alloc_percpu(long);
@@ -375,7 +375,7 @@ TEST_F(PercpuTest, CounterAddsAreAtomicWhenHostCpusOutnumberPossibleOnes) {
   ASSERT_NE(ctr, nullptr);
   long expected = 0;
   {
-    NrCpuGuard guard(1);
+    NrCpuGuard cpus(1);
     // A copy per host CPU would escape a sum over one possible CPU.
     EXPECT_EQ(uk::rseq_counter_cpus, 0u);
     HammerCounter(ctr, &expected);

@@ -8,6 +8,7 @@
 #ifndef UK_LINUX_IRQFLAGS_H
 #define UK_LINUX_IRQFLAGS_H
 
+#include <uk/linux/cleanup.h>
 #include <uk/linux/preempt.h>
 
 static __always_inline bool irqs_disabled(void)
@@ -60,5 +61,9 @@ static __always_inline void local_irq_enable(void)
 #define irqs_disabled_flags(flags) ((flags) != 0)
 #define lockdep_assert_irqs_disabled() WARN_ON_ONCE(!irqs_disabled())
 #define lockdep_assert_irqs_enabled() WARN_ON_ONCE(irqs_disabled())
+
+DEFINE_LOCK_GUARD_0(irq, local_irq_disable(), local_irq_enable())
+DEFINE_LOCK_GUARD_0(irqsave, local_irq_save(_T->flags), local_irq_restore(_T->flags),
+		    unsigned long flags)
 
 #endif /* UK_LINUX_IRQFLAGS_H */

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include <uk/linux/cleanup.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/lockdep.h>
 #include <uk/linux/spinlock.h>
@@ -63,5 +64,9 @@ int mutex_lock_interruptible(struct mutex *m);
 int mutex_lock_killable(struct mutex *m);
 #define mutex_lock_nested(m, subclass) mutex_lock(m)
 #define mutex_lock_io(m) mutex_lock(m)
+
+DEFINE_GUARD(mutex, struct mutex *, mutex_lock(_T), mutex_unlock(_T))
+DEFINE_GUARD_COND(mutex, _try, mutex_trylock(_T))
+DEFINE_GUARD_COND(mutex, _intr, mutex_lock_interruptible(_T) == 0)
 
 #endif /* UK_LINUX_MUTEX_H */

@@ -9,6 +9,7 @@
 #define UK_LINUX_PREEMPT_H
 
 #include <uk/linux/barrier.h>
+#include <uk/linux/cleanup.h>
 #include <uk/linux/rcu_reader.h>
 #include <uk/shim/cpu.h>
 
@@ -183,5 +184,9 @@ static __always_inline void migrate_enable(void)
 	if (--t.lock_depth == 0)
 		t.sticky = -1;
 }
+
+DEFINE_LOCK_GUARD_0(preempt, preempt_disable(), preempt_enable())
+DEFINE_LOCK_GUARD_0(preempt_notrace, preempt_disable_notrace(), preempt_enable_notrace())
+DEFINE_LOCK_GUARD_0(migrate, migrate_disable(), migrate_enable())
 
 #endif /* UK_LINUX_PREEMPT_H */

@@ -24,6 +24,7 @@
 
 #include <uk/linux/barrier.h>
 #include <uk/linux/bottom_half.h>
+#include <uk/linux/cleanup.h>
 #include <uk/linux/compiler.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/preempt.h>
@@ -104,6 +105,9 @@ static __always_inline void rcu_read_unlock_sched(void)
 
 #define rcu_read_lock_sched_notrace() rcu_read_lock_sched()
 #define rcu_read_unlock_sched_notrace() rcu_read_unlock_sched()
+
+/* guard(rcu)(): a read-side critical section to the end of the scope. */
+DEFINE_LOCK_GUARD_0(rcu, rcu_read_lock(), rcu_read_unlock())
 
 /* True inside rcu_read_lock() (any flavour) on this thread. */
 static __always_inline int rcu_read_lock_held(void)

@@ -9,7 +9,9 @@
 #ifndef UK_LINUX_SLAB_H
 #define UK_LINUX_SLAB_H
 
+#include <uk/linux/cleanup.h>
 #include <uk/linux/compiler.h>
+#include <uk/linux/err.h>
 #include <uk/linux/gfp.h>
 #include <uk/linux/types.h>
 
@@ -52,6 +54,8 @@ void kfree(const void *objp);
 void kfree_sensitive(const void *objp);
 uk::any_ptr krealloc(const void *p, size_t new_size, gfp_t flags);
 size_t ksize(const void *objp);
+
+DEFINE_FREE(kfree, void *, if (!IS_ERR_OR_NULL(_T)) kfree(_T))
 
 static inline uk::any_ptr kmalloc(size_t size, gfp_t flags)
 {
@@ -131,6 +135,8 @@ static inline void kvfree(const void *addr)
 {
 	kfree(addr);
 }
+
+DEFINE_FREE(kvfree, void *, if (!IS_ERR_OR_NULL(_T)) kvfree(_T))
 
 #define vmalloc(size) kvmalloc((size), GFP_KERNEL)
 #define vzalloc(size) kvzalloc((size), GFP_KERNEL)
