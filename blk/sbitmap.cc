@@ -101,48 +101,45 @@ static bool sbitmap_deferred_clear_v610_impl(struct sbitmap_word *map)
 static inline bool sbitmap_deferred_clear(struct sbitmap_word *map, unsigned int depth,
 					  unsigned int alloc_hint, bool wrap)
 {
-	unsigned long mask, word_mask, flags;
-	bool ret;
+	unsigned long mask, word_mask;
 
 	if (unlikely(sbitmap_deferred_clear_v610))
 		return sbitmap_deferred_clear_v610_impl(map);
 
-	raw_spin_lock_irqsave(&map->swap_lock, flags);
+	guard(raw_spinlock_irqsave)(&map->swap_lock);
 
 	if (!READ_ONCE(map->cleared)) {
-		if (depth == 0) {
-			ret = false;
-			goto out;
-		}
+		if (depth == 0)
+			return false;
 
+		word_mask = (~0UL) >> (BITS_PER_LONG - depth);
 		/*
 		 * Nothing deferred: retry only if there is a free bit the
 		 * caller can reach. Without wrap it cannot go below
-		 * @alloc_hint, so those bits do not count (else it would
-		 * spin forever).
+		 * @alloc_hint, so the bits below it do not count (else it
+		 * would spin forever).
 		 */
-		word_mask = (~0UL) >> (BITS_PER_LONG - depth);
 		if (!wrap && alloc_hint)
 			word_mask &= ~((1UL << alloc_hint) - 1);
 
-		ret = (READ_ONCE(map->word) & word_mask) != word_mask;
-		goto out;
+		return (READ_ONCE(map->word) & word_mask) != word_mask;
 	}
 
 	/* Take the freed bits, leaving ->cleared empty... */
 	mask = xchg(&map->cleared, 0);
-	uk_tsan_acquire(&map->cleared); /* pairs with sbitmap_deferred_clear_bit() */
+	/* pairs with the release in sbitmap_deferred_clear_bit() */
+	uk_tsan_acquire(&map->cleared);
 	if (unlikely(sbitmap_deferred_clear_hook))
 		sbitmap_deferred_clear_hook(map);
 
-	/* ...and release them in ->word. */
-	static_assert(sizeof(atomic_long_t) == sizeof(map->word));
-	uk_tsan_release(&map->word); /* pairs with __sbitmap_get_word()'s acquire */
+	/*
+	 * ...and release them in ->word. The release pairs with the acquire
+	 * of test_and_set_bit_lock() in __sbitmap_get_word().
+	 */
+	uk_tsan_release(&map->word);
 	atomic_long_andnot(mask, (atomic_long_t *)&map->word);
-	ret = true;
-out:
-	raw_spin_unlock_irqrestore(&map->swap_lock, flags);
-	return ret;
+	BUILD_BUG_ON(sizeof(atomic_long_t) != sizeof(map->word));
+	return true;
 }
 
 int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags, int node,
