@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -21,14 +22,19 @@ namespace {
 
 class SbitmapTest : public ::testing::Test {
  protected:
-  void SetUp() override { uk::pin_thread_to_cpu(0); }
+  void SetUp() override {
+    saved_nr_cpu_ids_ = nr_cpu_ids;
+    uk::pin_thread_to_cpu(0);
+  }
   void TearDown() override {
     sbq_v61_wake_hook = nullptr;
     sbitmap_deferred_clear_hook = nullptr;
     sbitmap_deferred_clear_v610 = false;
     uk::sched_hook = nullptr;
     uk::pin_thread_to_cpu(-1);
+    if (nr_cpu_ids != saved_nr_cpu_ids_) uk::set_nr_cpu_ids(saved_nr_cpu_ids_);
   }
+  unsigned int saved_nr_cpu_ids_ = 1;
   unsigned int &hint(struct sbitmap *sb, int cpu = 0) {
     return *per_cpu_ptr(sb->alloc_hint, cpu);
   }
@@ -230,30 +236,45 @@ TEST_F(SbitmapTest, DeferredClearRaceV610LosesFreeBits) {
   sbitmap_free(&sb);
 }
 
-// The same interleaving against the swap_lock fix: T2 waits for T1's
-// update and then finds the second free bit.
-TEST_F(SbitmapTest, DeferredClearRaceFixedBySwapLock) {
-  if (nr_cpu_ids < 2) GTEST_SKIP() << "needs two virtual CPUs";
+// The race above with today's code (the v6.11 fix, switch off). T1 is held
+// between its xchg of ->cleared and its update of ->word until T2 has either
+// finished its allocation or is about to wait for swap_lock. Under the fix T2
+// waits for T1's update and then takes the second free bit; without it T2
+// sees ->cleared empty and ->word full, and fails although a bit is free.
+TEST_F(SbitmapTest, DeferredClearRaceKeepsFreeBit) {
+  if (nr_cpu_ids < 2) uk::set_nr_cpu_ids(2);
   struct sbitmap sb;
   ASSERT_EQ(sbitmap_init_node(&sb, 64, 6, GFP_KERNEL, -1, false, true), 0);
   for (int i = 0; i < 64; i++) ASSERT_GE(sbitmap_get(&sb), 0);
   sbitmap_put(&sb, 10);
   sbitmap_put(&sb, 11);
+  sbitmap_deferred_clear_v610 = false;  // today's code
 
+  // 0: T1 not yet inside; 1: T1 parked in the hook; 2: T2 is about to take
+  // a spinlock (swap_lock: the only one on its path); 3: T2 has returned.
   static std::atomic<int> phase;
   static std::atomic<pid_t> t2_tid;
+  static std::atomic<bool> timed_out;
   phase = 0;
   t2_tid = 0;
-  // T1 parks inside the locked section until T2 is about to take the lock.
+  timed_out = false;
   sbitmap_deferred_clear_hook = [](struct sbitmap_word *) {
     sbitmap_deferred_clear_hook = nullptr;
     phase.store(1);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (phase.load() != 2 && std::chrono::steady_clock::now() < deadline)
+    while (phase.load() < 2) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        break;
+      }
       cpu_relax();
+    }
   };
   uk::sched_hook = [](const char *where) {
-    if (t2_tid.load() == gettid() && phase.load() == 1) phase.store(2);
+    if (t2_tid.load() == gettid() && strcmp(where, "spin_lock") == 0) {
+      int one = 1;
+      phase.compare_exchange_strong(one, 2);
+    }
   };
   int t2_result = -2;
   std::thread t2([&] {
@@ -261,14 +282,21 @@ TEST_F(SbitmapTest, DeferredClearRaceFixedBySwapLock) {
     while (phase.load() != 1) std::this_thread::yield();
     t2_tid = gettid();
     t2_result = sbitmap_get(&sb);
+    phase.store(3);
     uk::pin_thread_to_cpu(-1);
   });
   int t1 = sbitmap_get(&sb);
   t2.join();
   uk::sched_hook = nullptr;
-  EXPECT_EQ(phase.load(), 2) << "T2 never reached swap_lock while T1 held it";
-  EXPECT_TRUE(t1 == 10 || t1 == 11);
-  EXPECT_TRUE(t2_result == 10 || t2_result == 11);
+
+  EXPECT_FALSE(timed_out.load())
+      << "T2 neither returned nor reached swap_lock while T1 held it";
+  EXPECT_TRUE(t1 == 10 || t1 == 11) << "T1 got " << t1;
+  EXPECT_NE(t2_result, -1)
+      << "T2 found no free bit while bit " << (t1 == 10 ? 11 : 10)
+      << " was free: it saw ->cleared empty before T1 had moved the freed "
+         "bits into ->word (the v6.10 race that swap_lock closes)";
+  EXPECT_TRUE(t2_result == 10 || t2_result == 11) << "T2 got " << t2_result;
   EXPECT_NE(t1, t2_result);
   EXPECT_EQ(sbitmap_weight(&sb), 64u);
   sbitmap_free(&sb);
