@@ -46,6 +46,7 @@
 #include <uk/linux/completion.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/eventfd.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
@@ -54,6 +55,7 @@
 #include <uk/linux/radix-tree.h>
 #include <uk/linux/rculist.h>
 #include <uk/linux/rcupdate.h>
+#include <uk/linux/refcount.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
 
@@ -275,15 +277,15 @@ struct aio_kiocb {
 	};
 
 	struct kioctx *ki_ctx;
-	kiocb_cancel_fn ki_cancel;
+	kiocb_cancel_fn *ki_cancel;
 
 	struct io_event ki_res;
 
 	struct list_head ki_list; /* links the request into ctx->active_reqs */
-	atomic_t ki_refcnt;
+	refcount_t ki_refcnt;
 
-	/* The eventfd to signal (a dup of aio_resfd), or -1. */
-	int ki_eventfd;
+	/* The eventfd behind aio_resfd, signalled at completion, or NULL. */
+	struct eventfd_ctx *ki_eventfd;
 
 	/* Storage for ki_filp when the request targets a host descriptor. */
 	struct file ki_hostfile;
@@ -467,7 +469,7 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	return 0;
 }
 
-void kiocb_set_cancel_fn(struct kiocb *iocb, kiocb_cancel_fn cancel)
+void kiocb_set_cancel_fn(struct kiocb *iocb, kiocb_cancel_fn *cancel)
 {
 	struct aio_kiocb *req;
 	struct kioctx *ctx;
@@ -671,8 +673,10 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	nr_events *= 2;
 
 	/* Refuse sizes for which the ring size computation would overflow */
-	if (nr_events > (0x10000000U / sizeof(struct io_event)))
+	if (nr_events > (0x10000000U / sizeof(struct io_event))) {
+		pr_debug("ENOMEM: nr_events too high\n");
 		return (struct kioctx *)ERR_PTR(-EINVAL);
+	}
 
 	if (!nr_events || (unsigned long)max_reqs > aio_max_nr)
 		return (struct kioctx *)ERR_PTR(-EAGAIN);
@@ -739,6 +743,8 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	mutex_unlock(&ctx->ring_lock);
 	atomic_long_inc(&aio_live_ctx);
 
+	pr_debug("allocated ioctx %p[%ld]: mm=%p mask=0x%x\n", ctx, ctx->user_id, mm,
+		 ctx->nr_events);
 	return ctx;
 
 err_cleanup:
@@ -754,6 +760,7 @@ err:
 	percpu_ref_exit(&ctx->reqs);
 	percpu_ref_exit(&ctx->users);
 	kmem_cache_free(kioctx_cachep, ctx);
+	pr_debug("error allocating ioctx %d\n", err);
 	return (struct kioctx *)ERR_PTR(err);
 }
 
@@ -1038,10 +1045,8 @@ static inline struct aio_kiocb *aio_get_req(struct kioctx *ctx)
 	percpu_ref_get(&ctx->reqs);
 	req->ki_ctx = ctx;
 	INIT_LIST_HEAD(&req->ki_list);
-	atomic_set(&req->ki_refcnt, 2);
-	req->ki_eventfd = -1;
-	req->ki_cancel = NULL;
-	req->ki_filp = NULL;
+	refcount_set(&req->ki_refcnt, 2);
+	req->ki_eventfd = NULL;
 	return req;
 }
 
@@ -1117,8 +1122,8 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 
 static inline void iocb_destroy(struct aio_kiocb *iocb)
 {
-	if (iocb->ki_eventfd >= 0)
-		aio_eventfd_put(iocb->ki_eventfd);
+	if (iocb->ki_eventfd)
+		eventfd_ctx_put(iocb->ki_eventfd);
 	if (iocb->ki_filp)
 		fput(iocb->ki_filp);
 	percpu_ref_put(&iocb->ki_ctx->reqs);
@@ -1176,8 +1181,8 @@ static void aio_complete(struct aio_kiocb *iocb)
 	 * IOCB_FLAG_RESFD: also notify the eventfd attached to the request.
 	 * Signalling an eventfd is allowed from interrupt context as well.
 	 */
-	if (iocb->ki_eventfd >= 0)
-		aio_eventfd_signal(iocb->ki_eventfd);
+	if (iocb->ki_eventfd)
+		eventfd_signal(iocb->ki_eventfd);
 
 	/*
 	 * Full barrier between publishing ring->tail above and the lockless
@@ -1206,7 +1211,7 @@ static void aio_complete(struct aio_kiocb *iocb)
 
 static inline void iocb_put(struct aio_kiocb *iocb)
 {
-	if (atomic_dec_and_test(&iocb->ki_refcnt)) {
+	if (refcount_dec_and_test(&iocb->ki_refcnt)) {
 		aio_complete(iocb);
 		iocb_destroy(iocb);
 	}
@@ -1519,8 +1524,10 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 		 * priority (scheduling class and level).
 		 */
 		ret = ioprio_check_cap(iocb->aio_reqprio);
-		if (ret)
+		if (ret) {
+			pr_debug("aio ioprio check cap error: %d\n", ret);
 			return ret;
+		}
 
 		req->ki_ioprio = iocb->aio_reqprio;
 	} else {
@@ -1931,15 +1938,15 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 		return -EBADF;
 
 	if (iocb->aio_flags & IOCB_FLAG_RESFD) {
-		int eventfd;
+		struct eventfd_ctx *eventfd;
 		/*
 		 * IOCB_FLAG_RESFD: take a reference on the descriptor in
 		 * aio_resfd right away. It has to be an eventfd; completing
 		 * the request signals it (eventfd_signal()) once.
 		 */
-		eventfd = aio_eventfd_ctx_fdget(iocb->aio_resfd);
-		if (eventfd < 0)
-			return eventfd;
+		eventfd = eventfd_ctx_fdget(iocb->aio_resfd);
+		if (IS_ERR(eventfd))
+			return PTR_ERR(eventfd);
 
 		req->ki_eventfd = eventfd;
 	}
@@ -1983,12 +1990,13 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
  * series removed. Out of line, so that today's io_submit_one() keeps
  * __io_submit_one() inlined at its one call site.
  */
-static noinline int aio_ctx_lock_before_op(struct kioctx *ctx)
+static noinline int aio_ctx_lock_before_op(struct kioctx *ctx, struct aio_kiocb *req)
 {
 	/* A context that io_destroy() has marked gets no new work: -EINVAL. */
 	spin_lock_irq(&ctx->ctx_lock);
 	if (atomic_read(&ctx->dead)) {
 		spin_unlock_irq(&ctx->ctx_lock);
+		req->ki_filp = NULL; /* iocb_destroy() finds no file */
 		return -EINVAL;
 	}
 	/* aio_run_iocb() let go of the lock for the operation itself... */
@@ -2011,7 +2019,7 @@ static noinline void aio_ctx_lock_after_op(struct aio_kiocb *req)
 
 	/* Then aio_put_req() dropped the submit reference under ctx_lock. */
 	spin_lock_irq(&ctx->ctx_lock);
-	last = atomic_dec_and_test(&req->ki_refcnt);
+	last = refcount_dec_and_test(&req->ki_refcnt);
 	spin_unlock_irq(&ctx->ctx_lock);
 	if (last) {
 		aio_complete(req);
@@ -2048,7 +2056,7 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 		return -EAGAIN;
 
 	pre310 = aio_submit_mode == SubmitMode::kCtxLock;
-	err = unlikely(pre310) ? aio_ctx_lock_before_op(ctx) : 0;
+	err = unlikely(pre310) ? aio_ctx_lock_before_op(ctx, req) : 0;
 	if (likely(!err))
 		err = __io_submit_one(ctx, &iocb, user_iocb, req);
 

@@ -747,39 +747,3 @@ int aio_file_poll_fd(struct file *file)
 {
 	return file->f_op->poll_fd ? file->f_op->poll_fd(file) : -1;
 }
-
-/* ------------------------------------------------------------------ */
-/* eventfd.                                                            */
-
-int aio_eventfd_ctx_fdget(int fd)
-{
-	char path[64], link[64];
-	ssize_t n;
-	int nfd;
-
-	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
-		return -EBADF;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return -EBADF;
-	link[n] = 0;
-	if (strcmp(link, "anon_inode:[eventfd]") != 0)
-		return -EINVAL;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	return nfd < 0 ? -EMFILE : nfd;
-}
-
-void aio_eventfd_signal(int efd)
-{
-	unsigned long long one = 1;
-
-	if (write(efd, &one, sizeof(one)) < 0) {
-		/* a counter at ULLONG_MAX - 1: the kernel would WARN and drop */
-	}
-}
-
-void aio_eventfd_put(int efd)
-{
-	close(efd);
-}

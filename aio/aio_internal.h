@@ -61,9 +61,4 @@ bool aio_file_can_fsync(struct file *file);
 __poll_t aio_vfs_poll(struct file *file);
 int aio_file_poll_fd(struct file *file);
 
-/* eventfd (a dup of the user's eventfd stands for the eventfd_ctx). */
-int aio_eventfd_ctx_fdget(int fd);
-void aio_eventfd_signal(int efd);
-void aio_eventfd_put(int efd);
-
 #endif /* UK_AIO_INTERNAL_H */

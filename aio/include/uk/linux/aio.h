@@ -51,11 +51,11 @@ long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr, struct io_e
 #endif
 
 #ifdef __cplusplus
-typedef int (*kiocb_cancel_fn)(struct kiocb *);
+typedef int(kiocb_cancel_fn)(struct kiocb *);
 
 /* The process's contexts are torn down (last mmput); waits for their I/O. */
 void exit_aio(struct mm_struct *mm);
-void kiocb_set_cancel_fn(struct kiocb *req, kiocb_cancel_fn cancel);
+void kiocb_set_cancel_fn(struct kiocb *req, kiocb_cancel_fn *cancel);
 struct mm_struct *aio_current_mm(void);
 
 /* /proc/sys/fs/aio-nr and aio-max-nr (process-local here). */
