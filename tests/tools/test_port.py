@@ -188,7 +188,8 @@ class PortTest(unittest.TestCase):
     def test_hunk_without_a_place_fails_with_the_nearest_candidate(self):
         r = self.port(patch_path("0008-aio-poll-wake-must-fail.patch"))
         self.assertEqual(r.returncode, 1)
-        self.assertIn("failed: nearest: aio/aio.cc:", r.stdout)
+        self.assertIn("failed: `aio_poll_wake` (the hunk header's function) is not in ours; "
+                      "nearest: aio/aio.cc:", r.stdout)
         self.assertIn("hunks: 0 applied, 1 failed", r.stdout)
         self.assert_unchanged()
 

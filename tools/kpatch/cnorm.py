@@ -21,7 +21,10 @@ changing what the code does, on both sides alike:
   where C converts void * silently, and its warnings where C mixes signs);
 - data_race(e) reads as e (ours marks such an access with READ_ONCE or
   WRITE_ONCE, which read as plain accesses too);
-- EXPORT_SYMBOL*() lines vanish (nothing is exported from a module here);
+- EXPORT_SYMBOL*(), MODULE_*() and module_param*() lines vanish (nothing
+  is exported from a module here, and parameters are defined our way);
+- 'unsigned' alone reads as 'unsigned int', 'long int' as 'long' and
+  'short int' as 'short';
 - enum casts: (enum tag)e reads as e (C++ converts an integer to an enum
   only through a cast, C silently);
 - sanitizer annotations: statements that call uk_tsan_*() vanish;
@@ -100,9 +103,13 @@ def starts_in_comment(text: str) -> bool:
     """True when text (a piece cut out of a file, such as a hunk) begins inside
     a block comment: a comment end comes before any comment start."""
     close = text.find("*/")
-    if close < 0:
-        return False
     opening = text.find("/*")
+    if close < 0:
+        # No comment mark at all: inside a comment when every line reads as
+        # a comment's continuation (' * text').
+        lines = [l for l in text.split("\n") if l.strip()]
+        return opening < 0 and bool(lines) and \
+            all(re.match(r"\s*\*(\s|$)", l) for l in lines)
     return opening < 0 or close < opening
 
 
@@ -271,6 +278,11 @@ def _is_enum_cast(toks: list[Tok], i: int) -> int:
     return -1
 
 
+_INT_WORDS = {"char", "short", "int", "long"}
+# Module metadata that has no meaning here: the parameter is defined (or
+# not) by other means, and a description or licence line carries no code.
+_MODULE_MACRO = re.compile(r"^(MODULE_[A-Z_]+|module_param\w*|EXPORT_SYMBOL\w*)$")
+
 _SEAM_NAME = re.compile(r"(_hook|_v[0-9]+)$")
 
 
@@ -306,9 +318,13 @@ def _seam_end(toks: list[Tok], i: int, hi: int) -> int:
 
 def dropped_statement_end(toks: list[Tok], i: int, hi: int) -> int:
     """If toks[i] starts a whole statement that normalization drops (a seam,
-    a uk_tsan_*() call), the index after it, else -1."""
+    a uk_tsan_*() call, module metadata), the index after it, else -1."""
     if toks[i].text == "if":
         return _seam_end(toks, i, hi)
+    if _MODULE_MACRO.match(toks[i].text) and i + 1 < hi and toks[i + 1].text == "(":
+        close = _match_paren(toks, i + 1)
+        if 0 < close < hi - 1 and toks[close + 1].text == ";":
+            return close + 2
     if toks[i].text.startswith("uk_tsan_") and i + 1 < hi and toks[i + 1].text == "(":
         close = _match_paren(toks, i + 1)
         if 0 < close < hi - 1 and toks[close + 1].text == ";":
@@ -334,6 +350,20 @@ def _norm_range(toks: list[Tok], lo: int, hi: int, out: list[NTok], drop_casts: 
                 if 0 < close < hi:
                     _norm_range(toks, i + 2, close, out, drop_casts)
                     i = close + 1
+                    continue
+            if txt == "unsigned" and (i + 1 >= hi or toks[i + 1].text not in _INT_WORDS):
+                out.append(NTok("unsigned", i))
+                out.append(NTok("int", i))
+                i += 1
+                continue
+            if txt == "int" and out and out[-1].text in ("long", "short") and \
+                    toks[out[-1].src].text in ("long", "short"):
+                i += 1  # 'long int' reads as 'long'
+                continue
+            if _MODULE_MACRO.match(txt) and i + 1 < hi and toks[i + 1].text == "(":
+                close = _match_paren(toks, i + 1)
+                if 0 < close < hi - 1 and toks[close + 1].text == ";":
+                    i = close + 2
                     continue
             if txt.startswith("EXPORT_SYMBOL") and i + 1 < hi and toks[i + 1].text == "(":
                 close = _match_paren(toks, i + 1)

@@ -328,6 +328,14 @@ class Placer:
         # Inside a line: keep the hunk's spacing around the new tokens.
         N = new.text
         s, e = new.lx.toks[na].start, new.lx.toks[nb].end
+        k_next = new.lx.toks[nb + 1] if nb + 1 < len(new.lx.toks) else None
+        line_start = N.rfind("\n", 0, s) + 1
+        if next_tok is not None and k_next is not None and not N[line_start:s].strip() \
+                and k_next.line == new.lx.toks[nb].line:
+            # New words that open a line ('static' before a definition) go
+            # right before the token they lead.
+            gap = N[e:k_next.start]
+            return Edit(next_tok.start, next_tok.start, ins + (gap if gap.strip() == "" and gap else " "))
         lead = _spacing(N[new.lx.toks[na - 1].end:s] if na > 0 else "")
         trail = _spacing(N[e:new.lx.toks[nb + 1].start] if nb + 1 < len(new.lx.toks) else "")
         pos = prev_tok.end if prev_tok is not None else 0

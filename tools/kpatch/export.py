@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import engine  # noqa: E402
 import patchfile  # noqa: E402
 import upstream  # noqa: E402
-from port import MAX_FUZZ  # noqa: E402
+from port import place_hunk  # noqa: E402
 
 ZERO = "0" * 40
 
@@ -59,33 +59,6 @@ def our_hunks(path: str, before: str, after: str) -> list[patchfile.Hunk]:
     return patchfile.parse(diff)[0].files[0].hunks
 
 
-def place(pl: engine.Placer, h: patchfile.Hunk) -> tuple[bool, str]:
-    """Places one of our hunks in a pristine kernel file."""
-    fname = h.func_name()
-    seen = set()
-    for fuzz in range(0, MAX_FUZZ + 1):
-        lead, trail = min(fuzz, h.lead_context()), min(fuzz, h.trail_context())
-        if (lead, trail) in seen:
-            continue
-        seen.add((lead, trail))
-        hh = engine.trimmed(h, lead, trail) if fuzz else h
-        old, new = engine.sides(hh)
-        if not old.ntexts:
-            continue
-        at = pl.locate(hh, fname, None)
-        if at is None:
-            continue
-        if old.ntexts == new.ntexts:
-            return True, "no change once normalized"
-        edits = pl.edits_for(hh, at)
-        for e in edits:
-            e.text = kernel_c(e.text)
-        pl.apply(edits)
-        return True, f"fuzz {fuzz}" if fuzz else ""
-    line, ratio, why = engine.nearest(pl.src, h)
-    return False, f"nearest: line {line + 1} (similarity {ratio:.2f}): {why}"
-
-
 def export_change(top: str, changes: dict[str, tuple[str, str]], base: str, report) -> tuple[str, int]:
     """Kernel-form diff for {our path: (before, after)}; returns (diff, failed)."""
     per_kpath: dict[str, engine.Placer] = {}
@@ -103,17 +76,14 @@ def export_change(top: str, changes: dict[str, tuple[str, str]], base: str, repo
                 with open(files[u.upstream], encoding="utf-8", errors="surrogateescape") as f:
                     pristine[u.upstream] = f.read()
                 per_kpath[u.upstream] = engine.Placer(pristine[u.upstream], keep_comments=True)
+        order = [u.upstream for u in ups]
         for n, h in enumerate(our_hunks(path, before, after), 1):
-            ok, why = False, ""
-            for u in ups:
-                ok, why = place(per_kpath[u.upstream], h)
-                if ok:
-                    report(f"  {path} hunk {n} {h.header()} -> {u.upstream}" +
-                           (f" ({why})" if why else ""))
-                    break
-            if not ok:
+            status, kpath, line, why = place_hunk(per_kpath, order, h, kernel_c)
+            if status == "failed":
                 failed += 1
                 report(f"  {path} hunk {n} {h.header()}: failed: {why}")
+            else:
+                report(f"  {path} hunk {n} {h.header()} -> {kpath or order[0]}: {status}")
     diff = "".join(patchfile.unified(k, pristine[k], per_kpath[k].text)
                    for k in sorted(per_kpath))
     return diff, failed

@@ -55,6 +55,10 @@ class Hunk:
 
     def func_name(self) -> str | None:
         """The function git named in the hunk header, if any."""
+        ex = re.match(r"\s*(?:EXPORT_SYMBOL\w*|module_\w+|late_initcall|subsys_initcall)\((\w+)",
+                      self.section)
+        if ex:
+            return ex.group(1)  # the hunk follows that function
         m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", self.section)
         if m:
             mm = re.match(r"(COMPAT_)?SYSCALL_DEFINE\d\((\w+)", self.section.strip())

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import subprocess
 import sys
 
@@ -58,15 +59,27 @@ class Result:
         return s
 
 
+MIN_ANCHOR = 16  # normalized tokens a fuzzy match must keep when no function vouches for it
+
+
 def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile.Hunk,
-               keep_comments: bool = False):
+               transform=None):
     """Finds and applies h in one of the targets. Returns (status, file,
     0-based line, detail); status is exact / normalized / comment /
-    equivalent / failed."""
+    equivalent / failed. transform, if given, rewrites each carried text.
+
+    With all its context, a hunk may match several places: the one inside
+    the function its header names wins, then the nearest to its line. With
+    context dropped (fuzz), a match must lie in or right after that function,
+    or, when the header names none, be the only one and keep MIN_ANCHOR
+    tokens; otherwise the hunk fails rather than land in the wrong place."""
     old, new = engine.sides(h)
     if [t.text for t in old.lx.toks] == [t.text for t in new.lx.toks]:
         return "comment", None, -1, "changes only comments or white space: nothing to carry"
     fname = h.func_name()
+    if _already_applied(targets, order, h, old, new, fname):
+        return "failed", None, -1, "already applied: our file has the hunk's new side"
+    fname_ours = bool(fname) and any(f.name == fname for p in order for f in targets[p].src.funcs())
     seen = set()
     for fuzz in range(0, MAX_FUZZ + 1):
         lead = min(fuzz, h.lead_context())
@@ -74,40 +87,98 @@ def place_hunk(targets: dict[str, engine.Placer], order: list[str], h: patchfile
         if (lead, trail) in seen:
             continue
         seen.add((lead, trail))
-        if not fuzz and _already_applied(targets, order, h, old, new, fname):
-            return "failed", None, -1, "already applied: our file has the hunk's new side"
         hh = engine.trimmed(h, lead, trail) if fuzz else h
         o2, n2 = engine.sides(hh)
         if not o2.ntexts:
             continue
-        for path in order:
-            pl = targets[path]
-            at = pl.locate(hh, fname, h.old_start)
-            if at is None:
+        cands = [(p, at) for p in order for at in engine.find_all(targets[p].src.ntexts, o2.ntexts)]
+        if not cands:
+            continue
+        if fuzz:
+            if fname_ours:
+                cands = [c for c in cands if _by_function(targets[c[0]], c[1], fname)]
+            elif fname or len(o2.ntexts) < MIN_ANCHOR:
+                cands = []
+            if len(cands) != 1:
                 continue
-            line = pl.src.lx.toks[pl.src.norm[at].src].line
-            if o2.ntexts == n2.ntexts:
-                return ("equivalent", path, line,
-                        "no change once normalized (marked access, cast): nothing to carry")
-            exact = fuzz == 0 and h.old_text() in pl.text
-            edits = pl.edits_for(hh, at)
-            pl.apply(edits)
-            how = "exact" if exact else "normalized"
-            if fuzz:
-                how += f" (fuzz {fuzz})"
-            return how, path, line, ""
-    # Not found: already there, or the nearest candidate.
-    if _already_applied(targets, order, h, old, new, fname):
-        return "failed", None, -1, "already applied: our file has the hunk's new side"
+        path, at = _choose(targets, cands, fname, h.old_start)
+        pl = targets[path]
+        line = pl.src.lx.toks[pl.src.norm[at].src].line
+        if o2.ntexts == n2.ntexts:
+            return ("equivalent", path, line,
+                    "no change once normalized (marked access, cast): nothing to carry")
+        edits = pl.edits_for(hh, at)
+        if transform:
+            for e in edits:
+                e.text = transform(e.text)
+        dup = _redefined(targets, pl, edits)
+        if dup:
+            return "failed", path, line, dup
+        exact = fuzz == 0 and h.old_text() in pl.text
+        pl.apply(edits)
+        how = "exact" if exact else "normalized"
+        if fuzz:
+            how += f" (fuzz {fuzz})"
+        return how, path, line, ""
     best = (None, -1, 0.0, "")
     for path in order:
         line, ratio, why = engine.nearest(targets[path].src, h)
         if ratio > best[2]:
             best = (path, line, ratio, why)
     path, line, ratio, why = best
+    absent = f"`{fname}` (the hunk header's function) is not in ours; " if fname and not fname_ours else ""
     if path is None:
-        return "failed", None, -1, "no candidate in our files"
-    return "failed", path, line, f"nearest: {path}:{line + 1} (similarity {ratio:.2f}): {why}"
+        return "failed", None, -1, absent + "no candidate in our files"
+    return "failed", path, line, f"{absent}nearest: {path}:{line + 1} (similarity {ratio:.2f}): {why}"
+
+
+def _func_index(src: engine.Source, at: int):
+    """(functions of the file, index of the one holding or following the
+    normalized token at)."""
+    funcs = src.funcs()
+    line = src.lx.toks[src.norm[at].src].line
+    for i, f in enumerate(funcs):
+        if line <= f.end_line:
+            return funcs, i
+    return funcs, len(funcs)
+
+
+def _by_function(pl: engine.Placer, at: int, fname: str) -> bool:
+    """The match at `at` lies in fname, or in the function right after it
+    (git names the function above a hunk that starts between two)."""
+    funcs, i = _func_index(pl.src, at)
+    return (i < len(funcs) and funcs[i].name == fname) or (i > 0 and funcs[i - 1].name == fname)
+
+
+def _choose(targets, cands, fname, hint_line):
+    if len(cands) == 1:
+        return cands[0]
+    if fname:
+        inside = [c for c in cands if _by_function(targets[c[0]], c[1], fname)]
+        if inside:
+            cands = inside
+    def dist(c):
+        src = targets[c[0]].src
+        return abs(src.lx.toks[src.norm[c[1]].src].line - (hint_line - 1))
+    return min(cands, key=dist)
+
+
+def _redefined(targets, pl: engine.Placer, edits) -> str:
+    """A reason when the edits add a function that ours already defines
+    (outside what they replace), else ''."""
+    for e in edits:
+        if not e.text.strip():
+            continue
+        for f in cnorm.functions(cnorm.lex(e.text, False)):
+            for p, other in targets.items():
+                for g in other.src.funcs():
+                    if g.name != f.name:
+                        continue
+                    gs = other.src.lx.toks[g.start_tok].start
+                    if other is pl and e.start <= gs < e.end:
+                        continue
+                    return f"adds `{f.name}`, which ours already defines at {p}:{g.line + 1}"
+    return ""
 
 
 def _already_applied(targets, order, h, old, new, fname) -> bool:
@@ -116,6 +187,17 @@ def _already_applied(targets, order, h, old, new, fname) -> bool:
     if old.ntexts == new.ntexts or engine.find_all(old.ntexts, new.ntexts):
         return False
     return any(targets[p].locate(h.reversed(), fname) is not None for p in order)
+
+
+_METADATA_LINE = re.compile(r"^\s*(EXPORT_SYMBOL\w*|MODULE_[A-Z_]+|module_param\w*)\(.*\);\s*$")
+
+
+def ukern_form(text: str) -> str:
+    """Carried kernel text as it goes into our files: module metadata lines
+    (exports, parameter declarations, descriptions) have no place here."""
+    if "EXPORT_SYMBOL" not in text and "MODULE_" not in text and "module_param" not in text:
+        return text
+    return "\n".join(l for l in text.split("\n") if not _METADATA_LINE.match(l))
 
 
 def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
@@ -157,7 +239,7 @@ def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
                     placers[path] = engine.Placer(originals[path])
             print(f"  {kpath} -> {', '.join(ours)}", file=out)
             for n, h in enumerate(fd.hunks, 1):
-                status, path, line, detail = place_hunk(placers, ours, h)
+                status, path, line, detail = place_hunk(placers, ours, h, ukern_form)
                 where = f" at {path}:{line + 1}" if path and line >= 0 and status != "failed" else ""
                 tail = f": {detail}" if detail else ""
                 print(f"    hunk {n} {h.header()}: {status}{where}{tail}", file=out)
