@@ -48,6 +48,7 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/eventfd.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/percpu-refcount.h>
@@ -58,6 +59,7 @@
 #include <uk/linux/refcount.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
+#include <uk/linux/syscalls.h>
 
 #include "aio_internal.h"
 #include "usercopy.h"
@@ -1326,7 +1328,7 @@ static int aio_sleeper_fd(void)
  * Returns the count, or -EINTR through *interrupted.
  */
 static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
-			s64 until, const sigset_t *sigmask, bool *interrupted)
+			ktime_t until, const sigset_t *sigmask, bool *interrupted)
 {
 	struct aio_waiter w;
 	long ret = 0, nr_got = 0;
@@ -1343,8 +1345,12 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	if (w.efd < 0)
 		return ret ? ret : -ENOMEM;
 	INIT_LIST_HEAD(&w.entry);
+	/*
+	 * A relative hrtimer adds the current time with ktime_add_safe(),
+	 * which saturates: a negative timeout never expires.
+	 */
 	if (until != KTIME_MAX)
-		deadline = aio_now_ns() + until;
+		deadline = ktime_add_safe(aio_now_ns(), until);
 
 	while (1) {
 		struct pollfd pfd = { .fd = w.efd, .events = POLLIN, .revents = 0 };
@@ -1931,7 +1937,7 @@ static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
 }
 
 static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
-			   struct iocb __user *user_iocb, struct aio_kiocb *req)
+			   struct iocb __user *user_iocb, struct aio_kiocb *req, bool compat)
 {
 	req->ki_filp = aio_fget(iocb->aio_fildes, &req->ki_hostfile);
 	if (unlikely(!req->ki_filp))
@@ -1951,8 +1957,7 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 		req->ki_eventfd = eventfd;
 	}
 
-	if (unlikely(put_user((u32)KIOCB_KEY, (u32 __user *)((uintptr_t)user_iocb +
-							     offsetof(struct iocb, aio_key))))) {
+	if (unlikely(put_user(KIOCB_KEY, &user_iocb->aio_key))) {
 		pr_debug("EFAULT: aio_key\n");
 		return -EFAULT;
 	}
@@ -2027,7 +2032,7 @@ static noinline void aio_ctx_lock_after_op(struct aio_kiocb *req)
 	}
 }
 
-static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
+static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb, bool compat)
 {
 	struct aio_kiocb *req;
 	struct iocb iocb;
@@ -2058,7 +2063,7 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
 	pre310 = aio_submit_mode == SubmitMode::kCtxLock;
 	err = unlikely(pre310) ? aio_ctx_lock_before_op(ctx, req) : 0;
 	if (likely(!err))
-		err = __io_submit_one(ctx, &iocb, user_iocb, req);
+		err = __io_submit_one(ctx, &iocb, user_iocb, req, compat);
 
 	/* drop the submit path's reference */
 	if (unlikely(pre310))
@@ -2091,13 +2096,12 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb)
  *	runs out; -EFAULT when ctxp is not a usable user pointer. A kernel
  *	built without AIO answers -ENOSYS.
  */
-extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long __user *ctxp)
+SYSCALL_DEFINE2(io_setup, unsigned, nr_events, aio_context_t __user *, ctxp)
 {
 	struct kioctx *ioctx = NULL;
 	unsigned long ctx;
 	long ret;
 
-	aio_setup();
 	ret = get_user(ctx, ctxp);
 	if (unlikely(ret))
 		goto out;
@@ -2127,7 +2131,7 @@ out:
  *	-EINVAL if @ctx is not a live context of this process; a kernel
  *	built without AIO answers -ENOSYS.
  */
-extern "C" long ukern_io_destroy(unsigned long ctx)
+SYSCALL_DEFINE1(io_destroy, aio_context_t, ctx)
 {
 	struct kioctx *ioctx = lookup_ioctx(ctx);
 
@@ -2169,7 +2173,7 @@ extern "C" long ukern_io_destroy(unsigned long ctx)
  *	ring slot (or memory) is left for it. A kernel built without AIO
  *	answers -ENOSYS.
  */
-extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __user **iocbpp)
+SYSCALL_DEFINE3(io_submit, aio_context_t, ctx_id, long, nr, struct iocb __user *__user *, iocbpp)
 {
 	struct kioctx *ctx;
 	long ret = 0;
@@ -2193,13 +2197,12 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
 	for (i = 0; i < nr; i++) {
 		struct iocb __user *user_iocb;
 
-		if (unlikely(get_user(user_iocb, (struct iocb __user **)((uintptr_t)iocbpp +
-									 i * sizeof(*iocbpp))))) {
+		if (unlikely(get_user(user_iocb, iocbpp + i))) {
 			ret = -EFAULT;
 			break;
 		}
 
-		ret = io_submit_one(ctx, user_iocb);
+		ret = io_submit_one(ctx, user_iocb, false);
 		if (ret)
 			break;
 	}
@@ -2220,8 +2223,8 @@ extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb __use
  *	is not a cancellable request in flight here. The ABI also names
  *	-EAGAIN (not cancelled) and -ENOSYS (kernel without AIO).
  */
-extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
-				struct io_event __user *result)
+SYSCALL_DEFINE3(io_cancel, aio_context_t, ctx_id, struct iocb __user *, iocb,
+		struct io_event __user *, result)
 {
 	struct kioctx *ctx;
 	struct aio_kiocb *kiocb;
@@ -2229,8 +2232,7 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 	u32 key;
 	u64 obj = (u64)(unsigned long)iocb;
 
-	if (unlikely(get_user(key,
-			      (u32 __user *)((uintptr_t)iocb + offsetof(struct iocb, aio_key)))))
+	if (unlikely(get_user(key, &iocb->aio_key)))
 		return -EFAULT;
 	if (unlikely(key != KIOCB_KEY))
 		return -EINVAL;
@@ -2263,24 +2265,11 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb __user *iocb,
 	return ret;
 }
 
-/* Timespec to relative ns, the kernel's way: no validation, saturating. */
-static s64 aio_timespec_to_ktime(const struct timespec *ts)
-{
-	s64 ns;
-
-	if (ts->tv_sec < 0)
-		return KTIME_MAX;
-	if (__builtin_mul_overflow((s64)ts->tv_sec, NSEC_PER_SEC, &ns) ||
-	    __builtin_add_overflow(ns, (s64)ts->tv_nsec, &ns) || ns < 0)
-		return KTIME_MAX;
-	return ns;
-}
-
-static long do_io_getevents(unsigned long ctx_id, long min_nr, long nr,
-			    struct io_event __user *events, const struct timespec *ts,
+static long do_io_getevents(aio_context_t ctx_id, long min_nr, long nr,
+			    struct io_event __user *events, struct timespec64 *ts,
 			    const sigset_t *sigmask, bool *interrupted)
 {
-	s64 until = ts ? aio_timespec_to_ktime(ts) : KTIME_MAX;
+	ktime_t until = ts ? timespec64_to_ktime(*ts) : KTIME_MAX;
 	struct kioctx *ioctx = lookup_ioctx(ctx_id);
 	long ret = -EINVAL;
 
@@ -2304,14 +2293,14 @@ static long do_io_getevents(unsigned long ctx_id, long min_nr, long nr,
  *	@events or @timeout is not accessible. A kernel built without AIO
  *	answers -ENOSYS.
  */
-extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
-				   struct io_event __user *events, struct timespec __user *timeout)
+SYSCALL_DEFINE5(io_getevents, aio_context_t, ctx_id, long, min_nr, long, nr,
+		struct io_event __user *, events, struct __kernel_timespec __user *, timeout)
 {
-	struct timespec ts;
+	struct timespec64 ts;
 	bool interrupted;
-	long ret;
+	int ret;
 
-	if (timeout && unlikely(copy_from_user(&ts, timeout, sizeof(ts))))
+	if (timeout && unlikely(get_timespec64(&ts, timeout)))
 		return -EFAULT;
 
 	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL, NULL, &interrupted);
@@ -2320,36 +2309,94 @@ extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 	return ret;
 }
 
-extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
-				    struct io_event __user *events, struct timespec __user *timeout,
-				    const struct __aio_sigset __user *usig)
+/*
+ * set_user_sigmask() for io_pgetevents(): the mask is not installed on the
+ * task here but handed to read_events(), whose sleep swaps it in for the
+ * host's. The kernel ABI size is 8 bytes (_NSIG / 8).
+ */
+static int aio_get_user_sigmask(sigset_t *mask, const sigset_t __user *umask, size_t sigsetsize)
 {
-	struct __aio_sigset ksig = { NULL, 0 };
-	struct timespec ts;
+	if (!umask)
+		return 0;
+	if (sigsetsize != 8)
+		return -EINVAL;
+	sigemptyset(mask);
+	if (copy_from_user(mask, umask, 8))
+		return -EFAULT;
+	return 0;
+}
+
+SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
+		struct io_event __user *, events, struct __kernel_timespec __user *, timeout,
+		const struct __aio_sigset __user *, usig)
+{
+	struct __aio_sigset ksig = {
+		NULL,
+	};
+	struct timespec64 ts;
 	sigset_t mask;
 	bool interrupted;
-	long ret;
+	int ret;
 
-	if (timeout && unlikely(copy_from_user(&ts, timeout, sizeof(ts))))
+	if (timeout && unlikely(get_timespec64(&ts, timeout)))
 		return -EFAULT;
 
 	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
 		return -EFAULT;
 
-	/* set_user_sigmask() */
-	if (ksig.sigmask) {
-		if (ksig.sigsetsize != 8)
-			return -EINVAL;
-		sigemptyset(&mask);
-		if (copy_from_user(&mask, ksig.sigmask, 8))
-			return -EFAULT;
-	}
+	ret = aio_get_user_sigmask(&mask, ksig.sigmask, ksig.sigsetsize);
+	if (ret)
+		return ret;
 
 	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL,
 			      ksig.sigmask ? &mask : NULL, &interrupted);
-	if (!ret && interrupted)
-		ret = -EINTR; /* -ERRESTARTNOHAND, as seen after the handler ran */
+
+	/* -ERESTARTNOHAND, as the program sees it once its handler has run */
+	if (interrupted && !ret)
+		ret = -EINTR;
+
 	return ret;
+}
+
+/*
+ * The entry points of <uk/linux/aio.h>, with the host's struct timespec (the
+ * layout of struct __kernel_timespec on 64-bit).
+ */
+static_assert(sizeof(struct timespec) == sizeof(struct __kernel_timespec));
+
+extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long *ctxp)
+{
+	aio_setup();
+	return sys_io_setup(nr_events, ctxp);
+}
+
+extern "C" long ukern_io_destroy(unsigned long ctx)
+{
+	return sys_io_destroy(ctx);
+}
+
+extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb **iocbpp)
+{
+	return sys_io_submit(ctx_id, nr, iocbpp);
+}
+
+extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb *iocb, struct io_event *result)
+{
+	return sys_io_cancel(ctx_id, iocb, result);
+}
+
+extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
+				   struct io_event *events, struct timespec *timeout)
+{
+	return sys_io_getevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout);
+}
+
+extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
+				    struct io_event *events, struct timespec *timeout,
+				    const struct __aio_sigset *usig)
+{
+	return sys_io_pgetevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout,
+				 usig);
 }
 
 /* ------------------------------------------------------------------ */

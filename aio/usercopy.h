@@ -7,8 +7,11 @@
 #ifndef UK_AIO_USERCOPY_H
 #define UK_AIO_USERCOPY_H
 
+#include <linux/time_types.h>
+
 #include <uk/linux/compiler.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/time64.h>
 
 #define __user
 #define TASK_SIZE_MAX 0x00007ffffffff000UL
@@ -27,6 +30,22 @@ static inline bool access_ok(const void *addr, unsigned long size)
 
 unsigned long copy_from_user(void *to, const void __user *from, unsigned long n);
 unsigned long copy_to_user(void __user *to, const void *from, unsigned long n);
+
+/*
+ * get_timespec64() (kernel/time/time.c): a struct __kernel_timespec from user
+ * memory, unvalidated. Only 64-bit callers exist here, so there is no compat
+ * padding to clear.
+ */
+static inline int get_timespec64(struct timespec64 *ts, const struct __kernel_timespec __user *uts)
+{
+	struct __kernel_timespec kts;
+
+	if (copy_from_user(&kts, uts, sizeof(kts)))
+		return -EFAULT;
+	ts->tv_sec = kts.tv_sec;
+	ts->tv_nsec = kts.tv_nsec;
+	return 0;
+}
 
 /*
  * The exception table (arch/x86/include/asm/extable.h): for each user

@@ -236,6 +236,24 @@ class PortTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("git format-patch", r.stderr)
 
+    def test_check_compiles_what_port_changed(self):
+        db = os.path.join(TOP, "build", "release", "compile_commands.json")
+        if not os.path.exists(db):
+            self.skipTest("no configured release build")
+        os.symlink(os.path.dirname(db), os.path.join(self.top, "build", "release"))
+        r = self.port("--check", patch_path("0002-sbitmap-resize-warn.patch"))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("check: blk/sbitmap.cc compiles", r.stdout)
+        self.port("-R", patch_path("0002-sbitmap-resize-warn.patch"))
+        # Code that names what ukern does not have: placed, then reported.
+        text = slurp(patch_path("0002-sbitmap-resize-warn.patch")).replace(
+            "depth > sb->map_nr * bits_per_word", "depth > no_such_limit")
+        r = self.port("--check", "-", stdin=text)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("check: blk/sbitmap.cc does not compile:", r.stdout)
+        self.assertIn("no_such_limit", r.stdout)
+        self.assertIn("blk/sbitmap.cc:", r.stdout)
+
     # --- bad input ------------------------------------------------------------
 
     def test_not_a_patch(self):

@@ -13,7 +13,9 @@ change carried over as text. A hunk is reported as one of
   equivalent  it changes nothing that normalization sees: nothing to carry
   failed      with the nearest candidate in our file and what differs there
 
-and the run ends with 'hunks: N applied, M failed'. Nothing is written when
+and the run ends with 'hunks: N applied, M failed'. With --check the changed
+files are compiled (syntax only, the release build's flags) and the
+compiler's errors printed with their lines. Nothing is written when
 the input is not a well-formed patch; otherwise the hunks that place are
 applied (as patch(1) does) and the exit status is 1 when any failed.
 """
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -41,6 +45,7 @@ class Result:
         self.applied = 0
         self.failed = 0
         self.unported = 0
+        self.compile_failed = False
         self.rows: list[str] = []
 
     def add(self, ok: bool | None, row: str):
@@ -201,7 +206,7 @@ def ukern_form(text: str) -> str:
 
 
 def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
-        out=sys.stdout, verbose: bool = False) -> Result:
+        out=sys.stdout, verbose: bool = False, check: bool = False) -> Result:
     if reverse:
         patches = [p.reversed() for p in reversed(patches)]
     res = Result()
@@ -259,13 +264,74 @@ def run(top: str, patches: list[patchfile.Patch], reverse: bool, dry_run: bool,
             print(f"  {path}:{line + 1}: C++ rejects this: {msg}", file=out)
         if text != pl.text:
             pl.src = engine.Source(text)
+    changed = [p for p, pl in placers.items() if pl.text != originals[p]]
     if not dry_run:
-        for path, pl in placers.items():
-            if pl.text != originals[path]:
-                with open(os.path.join(top, path), "w", encoding="utf-8") as f:
-                    f.write(pl.text)
+        for path in changed:
+            with open(os.path.join(top, path), "w", encoding="utf-8") as f:
+                f.write(placers[path].text)
+        if check and changed and not compile_check(top, changed, out):
+            res.compile_failed = True
     print(res.summary(), file=out)
     return res
+
+
+def compile_check(top: str, paths: list[str], out=sys.stdout) -> bool:
+    """Compiles (syntax only) each changed file, or for a header the ported
+    sources that include it, with the release build's flags; prints the
+    compiler's errors. False when any fails or no build is configured."""
+    db = os.path.join(top, "build", "release", "compile_commands.json")
+    if not os.path.exists(db):
+        print(f"check: {db} is missing: configure the release build first "
+              "(tools/ukern test)", file=out)
+        return False
+    with open(db, encoding="utf-8") as f:
+        entries = json.load(f)
+    root = os.path.commonpath([e["file"] for e in entries])
+    rel = {os.path.relpath(e["file"], root): e for e in entries}
+    tus = []
+    for p in paths:
+        if p in rel:
+            tus.append(p)
+            continue
+        name = os.path.basename(p)
+        users = [r for r in sorted(rel) if r.split("/")[0] in upstream.AREAS
+                 and re.search(r"#include\s*[<\"][^>\"]*\b" + re.escape(name) + r"[>\"]",
+                               _slurp(os.path.join(top, r)))]
+        tus += [u for u in users[:2] if u not in tus]
+    ok = True
+    for tu in tus:
+        e = rel[tu]
+        args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+        args = [a.replace(root, top) for a in args]
+        keep = []
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+                continue
+            if a == "-o":
+                skip = True
+                continue
+            keep.append(a)
+        r = subprocess.run(keep + ["-fsyntax-only"], cwd=e["directory"], capture_output=True,
+                           text=True)
+        if r.returncode:
+            ok = False
+            errs = [l for l in r.stderr.splitlines() if "error" in l or l.startswith(" ")]
+            print(f"check: {tu} does not compile:", file=out)
+            for l in errs[:30]:
+                print(f"  {l.replace(top + '/', '')}", file=out)
+        else:
+            print(f"check: {tu} compiles", file=out)
+    return ok
+
+
+def _slurp(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def added_spans(before: str, after: str) -> list[tuple[int, int]]:
@@ -314,6 +380,8 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="from_tree", nargs=2, metavar=("KERNEL_TREE", "REV_RANGE"),
                     help="commits from a kernel git tree (a range A..B, or one commit)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print failed hunks")
+    ap.add_argument("--check", action="store_true",
+                    help="compile the changed files (syntax only, release flags) and print errors")
     ap.add_argument("--top", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     top = args.top or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -322,8 +390,8 @@ def main(argv=None) -> int:
     except patchfile.PatchError as e:
         print(f"ukern port: {e}; nothing changed", file=sys.stderr)
         return 2
-    res = run(top, patches, args.reverse, args.dry_run, verbose=args.verbose)
-    return 1 if res.failed else 0
+    res = run(top, patches, args.reverse, args.dry_run, verbose=args.verbose, check=args.check)
+    return 1 if res.failed or res.compile_failed else 0
 
 
 if __name__ == "__main__":
