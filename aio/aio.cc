@@ -1549,7 +1549,7 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 }
 
 static ssize_t aio_setup_rw(int rw, const struct iocb *iocb, struct iovec **iovec, bool vectored,
-			    struct iov_iter *iter)
+			    bool compat, struct iov_iter *iter)
 {
 	void __user *buf = (void __user *)(uintptr_t)iocb->aio_buf;
 	size_t len = iocb->aio_nbytes;
@@ -1650,50 +1650,70 @@ static inline void aio_rw_done(struct kiocb *req, ssize_t ret)
 	}
 }
 
-static int aio_rw(struct aio_kiocb *aiocb, const struct iocb *iocb, bool vectored, int rw)
+/*
+ * A host descriptor finds out only when it is read or written what the
+ * kernel's checks find at submit time: a directory has no ->read_iter, and a
+ * file may lack support for RWF bits that kiocb_set_rw_flags() let through.
+ * Those become io_submit()'s error; every other result completes the request.
+ */
+static int aio_host_rw_done(struct kiocb *req, ssize_t ret)
+{
+	if (req->ki_filp->f_op == &host_file_operations && (ret == -EISDIR || ret == -EOPNOTSUPP))
+		return ret == -EISDIR ? -EINVAL : -EOPNOTSUPP;
+	aio_rw_done(req, ret);
+	return 0;
+}
+
+static int aio_read(struct kiocb *req, const struct iocb *iocb, bool vectored, bool compat)
 {
 	struct iovec inline_vecs[UIO_FASTIOV], *iovec = inline_vecs;
-	struct kiocb *req = &aiocb->rw;
 	struct iov_iter iter;
 	struct file *file;
-	ssize_t ret;
+	int ret;
 
-	ret = aio_prep_rw(req, iocb, rw);
+	ret = aio_prep_rw(req, iocb, READ);
 	if (ret)
 		return ret;
 	file = req->ki_filp;
-	if (rw == READ) {
-		if (unlikely(!(file->f_mode & FMODE_READ)))
-			return -EBADF;
-		if (unlikely(!file->f_op->read_iter))
-			return -EINVAL;
-	} else {
-		if (unlikely(!(file->f_mode & FMODE_WRITE)))
-			return -EBADF;
-		if (unlikely(!file->f_op->write_iter))
-			return -EINVAL;
-	}
+	if (unlikely(!(file->f_mode & FMODE_READ)))
+		return -EBADF;
+	if (unlikely(!file->f_op->read_iter))
+		return -EINVAL;
 
-	ret = aio_setup_rw(rw, iocb, &iovec, vectored, &iter);
+	ret = aio_setup_rw(ITER_DEST, iocb, &iovec, vectored, compat, &iter);
 	if (ret < 0)
 		return ret;
-	ret = rw_verify_area(rw, file, &req->ki_pos, iter.count);
+	ret = rw_verify_area(READ, file, &req->ki_pos, iov_iter_count(&iter));
+	if (!ret)
+		ret = aio_host_rw_done(req, file->f_op->read_iter(req, &iter));
+	kfree(iovec);
+	return ret;
+}
+
+static int aio_write(struct kiocb *req, const struct iocb *iocb, bool vectored, bool compat)
+{
+	struct iovec inline_vecs[UIO_FASTIOV], *iovec = inline_vecs;
+	struct iov_iter iter;
+	struct file *file;
+	int ret;
+
+	ret = aio_prep_rw(req, iocb, WRITE);
+	if (ret)
+		return ret;
+	file = req->ki_filp;
+
+	if (unlikely(!(file->f_mode & FMODE_WRITE)))
+		return -EBADF;
+	if (unlikely(!file->f_op->write_iter))
+		return -EINVAL;
+
+	ret = aio_setup_rw(ITER_SOURCE, iocb, &iovec, vectored, compat, &iter);
+	if (ret < 0)
+		return ret;
+	ret = rw_verify_area(WRITE, file, &req->ki_pos, iov_iter_count(&iter));
 	if (!ret) {
-		if (rw == WRITE)
-			req->ki_flags |= IOCB_WRITE;
-		ret = rw == READ ? file->f_op->read_iter(req, &iter)
-				 : file->f_op->write_iter(req, &iter);
-		/*
-		 * The host implementation finds out some of the kernel's
-		 * submit-time checks only when it tries (no ->read_iter for
-		 * directories, RWF bits the file does not support).
-		 */
-		if (file->f_op == &host_file_operations && (ret == -EISDIR || ret == -EOPNOTSUPP)) {
-			ret = ret == -EISDIR ? -EINVAL : -EOPNOTSUPP;
-		} else {
-			aio_rw_done(req, ret);
-			ret = 0;
-		}
+		req->ki_flags |= IOCB_WRITE;
+		ret = aio_host_rw_done(req, file->f_op->write_iter(req, &iter));
 	}
 	kfree(iovec);
 	return ret;
@@ -1969,13 +1989,13 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 
 	switch (iocb->aio_lio_opcode) {
 	case IOCB_CMD_PREAD:
-		return aio_rw(req, iocb, false, READ);
+		return aio_read(&req->rw, iocb, false, compat);
 	case IOCB_CMD_PWRITE:
-		return aio_rw(req, iocb, false, WRITE);
+		return aio_write(&req->rw, iocb, false, compat);
 	case IOCB_CMD_PREADV:
-		return aio_rw(req, iocb, true, READ);
+		return aio_read(&req->rw, iocb, true, compat);
 	case IOCB_CMD_PWRITEV:
-		return aio_rw(req, iocb, true, WRITE);
+		return aio_write(&req->rw, iocb, true, compat);
 	case IOCB_CMD_FSYNC:
 		return aio_fsync(&req->fsync, iocb, false);
 	case IOCB_CMD_FDSYNC:

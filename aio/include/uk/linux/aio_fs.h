@@ -42,6 +42,15 @@ struct iov_iter {
 	size_t count;
 };
 
+/* The direction of an iov_iter: data flows out of it, or into it. */
+#define ITER_SOURCE 1 /* as WRITE */
+#define ITER_DEST 0   /* as READ */
+
+static inline size_t iov_iter_count(const struct iov_iter *i)
+{
+	return i->count;
+}
+
 struct file;
 struct kiocb;
 
