@@ -127,6 +127,8 @@ enum {
 	IOPRIO_CLASS_IDLE,
 	IOPRIO_CLASS_INVALID = 7
 };
+#define IOPRIO_PRIO_VALUE(class, level) (((class) << IOPRIO_CLASS_SHIFT) | (level))
+#define IOPRIO_DEFAULT IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0)
 
 #define num_possible_cpus() (nr_cpu_ids)
 
@@ -1484,6 +1486,7 @@ static int ioprio_check_cap(int ioprio)
 
 static int kiocb_set_rw_flags(struct kiocb *ki, int flags, int rw_type)
 {
+	ki->ki_rw_flags = 0;
 	if (unlikely(!flags))
 		return 0;
 	if (unlikely(flags & ~RWF_SUPPORTED))
@@ -1511,6 +1514,15 @@ static int kiocb_set_rw_flags(struct kiocb *ki, int flags, int rw_type)
 	return 0;
 }
 
+/*
+ * The submitting task's I/O priority (include/linux/ioprio.h): a task here
+ * has no io_context, so it is the default.
+ */
+static inline int get_current_ioprio(void)
+{
+	return IOPRIO_DEFAULT;
+}
+
 static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 {
 	int ret;
@@ -1518,10 +1530,7 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 	req->ki_complete = aio_complete_rw;
 	req->private_ = NULL;
 	req->ki_pos = iocb->aio_offset;
-	req->ki_flags = IOCB_AIO_RW;
-	req->ki_rw_flags = 0;
-	if (req->ki_filp->f_flags & O_DIRECT)
-		req->ki_flags |= IOCB_DIRECT;
+	req->ki_flags = req->ki_filp->f_iocb_flags | IOCB_AIO_RW;
 	if (iocb->aio_flags & IOCB_FLAG_RESFD)
 		req->ki_flags |= IOCB_EVENTFD;
 	if (iocb->aio_flags & IOCB_FLAG_IOPRIO) {
@@ -1536,9 +1545,8 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 		}
 
 		req->ki_ioprio = iocb->aio_reqprio;
-	} else {
-		req->ki_ioprio = 0;
-	}
+	} else
+		req->ki_ioprio = get_current_ioprio();
 
 	ret = kiocb_set_rw_flags(req, iocb->aio_rw_flags, rw_type);
 	if (unlikely(ret))

@@ -691,6 +691,7 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 		break;
 	}
 	host->f_flags = flags;
+	host->f_iocb_flags = iocb_flags(host);
 	host->f_fd = (int)fd;
 	host->f_owned_fd = false;
 	atomic_long_set(&host->f_count, 0);

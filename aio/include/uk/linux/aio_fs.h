@@ -12,6 +12,7 @@
 #ifndef UK_LINUX_AIO_FS_H
 #define UK_LINUX_AIO_FS_H
 
+#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -77,6 +78,7 @@ struct file {
 	const struct file_operations *f_op;
 	fmode_t f_mode;
 	unsigned int f_flags; /* O_* flags, O_DIRECT included */
+	int f_iocb_flags;     /* iocb_flags(): the IOCB_* bits f_flags implies */
 	int f_fd;	      /* host descriptor (a dup for async requests) */
 	bool f_owned_fd;      /* f_fd is ours to close at fput() */
 	/*
@@ -88,6 +90,22 @@ struct file {
 	atomic_long_t f_count;
 	void *private_data;
 };
+
+/* The IOCB_* flags a file's open flags imply (include/linux/fs.h). */
+static inline int iocb_flags(struct file *file)
+{
+	int res = 0;
+
+	if (file->f_flags & O_APPEND)
+		res |= IOCB_APPEND;
+	if (file->f_flags & O_DIRECT)
+		res |= IOCB_DIRECT;
+	if (file->f_flags & O_DSYNC)
+		res |= IOCB_DSYNC;
+	if ((file->f_flags & O_SYNC) == O_SYNC)
+		res |= IOCB_SYNC;
+	return res;
+}
 
 struct kiocb {
 	struct file *ki_filp;
