@@ -1281,8 +1281,7 @@ out:
 static bool aio_read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
 			    long *i)
 {
-	long ret = aio_read_events_ring(
-		ctx, (struct io_event __user *)((uintptr_t)event + *i * sizeof(*event)), nr - *i);
+	long ret = aio_read_events_ring(ctx, event + *i, nr - *i);
 
 	if (ret > 0)
 		*i += ret;
@@ -1556,73 +1555,96 @@ static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)
 	return 0;
 }
 
+/*
+ * import_ubuf() (lib/iov_iter.c): one user buffer, capped at MAX_RW_COUNT,
+ * as the iterator's single segment.
+ */
+static int import_ubuf(int rw, void __user *buf, size_t len, struct iov_iter *i)
+{
+	if (len > MAX_RW_COUNT)
+		len = MAX_RW_COUNT;
+	if (unlikely(!access_ok(buf, len)))
+		return -EFAULT;
+	i->__ubuf_iovec.iov_base = buf;
+	i->__ubuf_iovec.iov_len = len;
+	i->iov = &i->__ubuf_iovec;
+	i->nr_segs = 1;
+	i->count = len;
+	return 0;
+}
+
+/*
+ * __import_iovec() (lib/iov_iter.c): copy the user's iovec array into
+ * *iovp when it has room for fast_segs, else into a kmalloc'ed array left
+ * in *iovp for the caller to kfree() (*iovp is NULL when nothing was
+ * allocated). A negative length is -EINVAL; the total is capped at
+ * MAX_RW_COUNT, and a segment whose buffer is not accessible ends the
+ * vector (-EFAULT if it is the first). No compat iovecs exist here.
+ */
+static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigned long nr_segs,
+			      unsigned long fast_segs, struct iovec **iovp, struct iov_iter *i,
+			      bool compat)
+{
+	struct iovec *iov = *iovp;
+	size_t total = 0;
+	unsigned long seg;
+
+	if (nr_segs > UIO_MAXIOV)
+		return -EINVAL;
+	if (nr_segs > fast_segs) {
+		iov = (struct iovec *)kmalloc_array(nr_segs, sizeof(struct iovec), GFP_KERNEL);
+		if (!iov)
+			return -ENOMEM;
+	}
+	if (nr_segs && copy_from_user(iov, uvec, nr_segs * sizeof(struct iovec))) {
+		if (iov != *iovp)
+			kfree(iov);
+		return -EFAULT;
+	}
+	for (seg = 0; seg < nr_segs; seg++) {
+		ssize_t len = iov[seg].iov_len;
+
+		if (len < 0) {
+			if (iov != *iovp)
+				kfree(iov);
+			return -EINVAL;
+		}
+		if (!access_ok(iov[seg].iov_base, len)) {
+			if (seg == 0) {
+				if (iov != *iovp)
+					kfree(iov);
+				return -EFAULT;
+			}
+			nr_segs = seg;
+			break;
+		}
+		if ((size_t)len > MAX_RW_COUNT - total) {
+			len = MAX_RW_COUNT - total;
+			iov[seg].iov_len = len;
+		}
+		total += len;
+	}
+	i->iov = iov;
+	i->nr_segs = nr_segs;
+	i->count = total;
+	*iovp = iov == *iovp ? NULL : iov;
+	return total;
+}
+
 static ssize_t aio_setup_rw(int rw, const struct iocb *iocb, struct iovec **iovec, bool vectored,
 			    bool compat, struct iov_iter *iter)
 {
 	void __user *buf = (void __user *)(uintptr_t)iocb->aio_buf;
 	size_t len = iocb->aio_nbytes;
-	unsigned long nr_segs, i;
-	struct iovec *iov;
-	size_t total = 0;
 
 	if (!vectored) {
-		/* import_ubuf() */
-		if (len > MAX_RW_COUNT)
-			len = MAX_RW_COUNT;
-		if (unlikely(!access_ok(buf, len)))
-			return -EFAULT;
-		(*iovec)[0].iov_base = buf;
-		(*iovec)[0].iov_len = len;
-		iter->iov = *iovec;
-		iter->nr_segs = 1;
-		iter->count = len;
+		ssize_t ret = import_ubuf(rw, buf, len, iter);
 		*iovec = NULL;
-		return 0;
+		return ret;
 	}
 
-	/* __import_iovec() */
-	nr_segs = len;
-	if (nr_segs > UIO_MAXIOV)
-		return -EINVAL;
-	iov = *iovec;
-	if (nr_segs > UIO_FASTIOV) {
-		iov = (struct iovec *)kmalloc_array(nr_segs, sizeof(struct iovec), GFP_KERNEL);
-		if (!iov)
-			return -ENOMEM;
-	}
-	if (nr_segs && copy_from_user(iov, buf, nr_segs * sizeof(struct iovec))) {
-		if (iov != *iovec)
-			kfree(iov);
-		return -EFAULT;
-	}
-	for (i = 0; i < nr_segs; i++) {
-		ssize_t l = iov[i].iov_len;
-
-		if (l < 0) {
-			if (iov != *iovec)
-				kfree(iov);
-			return -EINVAL;
-		}
-		if (!access_ok(iov[i].iov_base, l)) {
-			if (i == 0) {
-				if (iov != *iovec)
-					kfree(iov);
-				return -EFAULT;
-			}
-			nr_segs = i;
-			break;
-		}
-		if ((size_t)l > MAX_RW_COUNT - total) {
-			l = MAX_RW_COUNT - total;
-			iov[i].iov_len = l;
-		}
-		total += l;
-	}
-	iter->iov = iov;
-	iter->nr_segs = nr_segs;
-	iter->count = total;
-	*iovec = iov == *iovec ? NULL : iov;
-	return 0;
+	return __import_iovec(rw, (const struct iovec __user *)buf, len, UIO_FASTIOV, iovec, iter,
+			      compat);
 }
 
 static int rw_verify_area(int read_write, struct file *file, long long *ppos, size_t count)

@@ -41,6 +41,7 @@ struct iov_iter {
 	const struct iovec *iov;
 	unsigned long nr_segs;
 	size_t count;
+	struct iovec __ubuf_iovec; /* the one segment of import_ubuf() */
 };
 
 /* The direction of an iov_iter: data flows out of it, or into it. */
