@@ -60,6 +60,7 @@
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
 #include <uk/linux/syscalls.h>
+#include <uk/linux/workqueue.h>
 
 #include "aio_internal.h"
 #include "usercopy.h"
@@ -214,8 +215,7 @@ struct kioctx {
 	struct aio_ring_area ring_area;
 	long nr_pages;
 
-	struct rcu_head free_rcu;
-	struct aio_work free_work;
+	struct rcu_work free_rwork; /* see free_ioctx() */
 
 	/* completed once the last in-flight request has finished */
 	struct ctx_rq_wait *rq_wait;
@@ -499,9 +499,15 @@ void kiocb_set_cancel_fn(struct kiocb *iocb, kiocb_cancel_fn *cancel)
 /* ------------------------------------------------------------------ */
 /* Context lifetime.                                                   */
 
-static void free_ioctx(struct aio_work *work)
+/*
+ * Freed after a grace period, since lookup_ioctx() reads table->table[]
+ * under RCU alone, and in process context, which aio_free_ring() needs: an
+ * rcu_work on the system workqueue.
+ */
+static void free_ioctx(struct work_struct *work)
 {
-	struct kioctx *ctx = container_of(work, struct kioctx, free_work);
+	struct kioctx *ctx = container_of(to_rcu_work(work), struct kioctx, free_rwork);
+	pr_debug("freeing %p\n", ctx);
 
 	aio_free_ring(ctx);
 	free_percpu(ctx->cpu);
@@ -512,15 +518,6 @@ static void free_ioctx(struct aio_work *work)
 	atomic_long_dec(&aio_live_ctx);
 }
 
-static void free_ioctx_rcu(struct rcu_head *head)
-{
-	struct kioctx *ctx = container_of(head, struct kioctx, free_rcu);
-
-	/* queue_rcu_work(): free_ioctx() runs in process context. */
-	INIT_AIO_WORK(&ctx->free_work, free_ioctx);
-	aio_queue_work(&ctx->free_work);
-}
-
 static void free_ioctx_reqs(struct percpu_ref *ref)
 {
 	struct kioctx *ctx = container_of(ref, struct kioctx, reqs);
@@ -529,11 +526,9 @@ static void free_ioctx_reqs(struct percpu_ref *ref)
 	if (ctx->rq_wait && atomic_dec_and_test(&ctx->rq_wait->count))
 		complete(&ctx->rq_wait->comp);
 
-	/*
-	 * lookup_ioctx() may still hold a table->table[] pointer to this ctx
-	 * under rcu_read_lock(): free only after a grace period.
-	 */
-	call_rcu(&ctx->free_rcu, free_ioctx_rcu);
+	/* lookup_ioctx() may be looking at table->table[] under RCU still */
+	INIT_RCU_WORK(&ctx->free_rwork, free_ioctx);
+	queue_rcu_work(system_wq, &ctx->free_rwork);
 }
 
 /*
@@ -2541,8 +2536,10 @@ void quiesce(void)
 {
 	rcu_barrier();
 	aio_wq_flush();
+	flush_workqueue(system_wq);
 	rcu_barrier();
 	aio_wq_flush();
+	flush_workqueue(system_wq);
 }
 
 /*
