@@ -338,27 +338,36 @@ struct mm_struct *aio_current_mm(void)
 static void aio_fork_child(void);
 static void aio_exit_mm(void);
 
+/*
+ * fs.aio-nr and fs.aio-max-nr: there is no sysctl table to register them in.
+ * aio_nr is read by the tests; aio_max_nr starts at least at the host
+ * kernel's limit, so a program gets as many events here as there.
+ */
+static void aio_sysctl_init(void)
+{
+	unsigned long max = 0;
+	FILE *f;
+
+	f = fopen("/proc/sys/fs/aio-max-nr", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &max) == 1 && max > aio_max_nr)
+			aio_max_nr = max;
+		fclose(f);
+	}
+}
+
 static void aio_setup(void)
 {
 	static std::once_flag once;
 
 	std::call_once(once, [] {
-		unsigned long max = 0;
-		FILE *f;
-
+		aio_sysctl_init();
 		uk::aio::usercopy_init();
 		kiocb_cachep = KMEM_CACHE(aio_kiocb, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
 		kioctx_cachep = KMEM_CACHE(kioctx, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
 		spin_lock_init(&aio_mm.ioctx_lock);
 		INIT_HLIST_HEAD(&aio_mm.ioctx_list);
 		INIT_RADIX_TREE(&aio_mm.ioctx_rtree, GFP_ATOMIC);
-		/* The limit is at least the host kernel's. */
-		f = fopen("/proc/sys/fs/aio-max-nr", "r");
-		if (f) {
-			if (fscanf(f, "%lu", &max) == 1 && max > aio_max_nr)
-				aio_max_nr = max;
-			fclose(f);
-		}
 		pthread_atfork(nullptr, nullptr, aio_fork_child);
 		atexit(aio_exit_mm);
 	});
