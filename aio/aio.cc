@@ -51,6 +51,7 @@
 #include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
+#include <uk/linux/nospec.h>
 #include <uk/linux/percpu-refcount.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/radix-tree.h>
@@ -1058,16 +1059,48 @@ static inline struct aio_kiocb *aio_get_req(struct kioctx *ctx)
 	return req;
 }
 
-static struct kioctx *lookup_ioctx_table(struct mm_struct *mm, unsigned long ctx_id)
+/*
+ * The lookups that aio_lookup_mode selects instead of the table: the
+ * per-mm list that v3.10 walked, and the radix tree of the 2013 patch.
+ */
+static struct kioctx *lookup_ioctx_v310(unsigned long ctx_id)
 {
-	/* user pointer arithmetic stays in integers: the pointer may be bogus */
-	unsigned __user *ring_id = (unsigned __user *)(ctx_id + offsetof(struct aio_ring, id));
+	struct mm_struct *mm = aio_current_mm();
+	struct kioctx *ctx, *ret = NULL;
+
+	rcu_read_lock();
+	if (aio_lookup_mode == LookupMode::kList) {
+		hlist_for_each_entry_rcu (ctx, &mm->ioctx_list, list) {
+			if (READ_ONCE(ctx->user_id) == ctx_id) {
+				if (percpu_ref_tryget_live(&ctx->users))
+					ret = ctx;
+				break;
+			}
+		}
+	} else {
+		ctx = (struct kioctx *)radix_tree_lookup(&mm->ioctx_rtree, aio_rtree_key(ctx_id));
+		if (ctx && READ_ONCE(ctx->user_id) == ctx_id && percpu_ref_tryget_live(&ctx->users))
+			ret = ctx;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+#define aio_lookup_v310 (aio_lookup_mode != LookupMode::kTable)
+
+static struct kioctx *lookup_ioctx(unsigned long ctx_id)
+{
+	struct aio_ring __user *ring = (struct aio_ring __user *)ctx_id;
+	struct mm_struct *mm = aio_current_mm();
 	struct kioctx *ctx, *ret = NULL;
 	struct kioctx_table *table;
 	unsigned id;
 	bool moved = false;
 
-	if (get_user(id, ring_id))
+	if (unlikely(aio_lookup_v310))
+		return lookup_ioctx_v310(ctx_id);
+
+	if (get_user(id, &ring->id))
 		return NULL;
 
 	rcu_read_lock();
@@ -1076,12 +1109,13 @@ static struct kioctx *lookup_ioctx_table(struct mm_struct *mm, unsigned long ctx
 	if (!table || id >= table->nr)
 		goto out;
 
+	id = array_index_nospec(id, table->nr);
 	ctx = rcu_dereference(table->table[id]);
 	if (ctx && READ_ONCE(ctx->user_id) == ctx_id) {
 		if (percpu_ref_tryget_live(&ctx->users))
 			ret = ctx;
 	} else if (ctx && percpu_ref_tryget_live(&ctx->users)) {
-		/* Maybe the program moved the ring: check outside RCU. */
+		/* Perhaps the program moved the ring: aio_ring_mremap() decides. */
 		ret = ctx;
 		moved = true;
 	}
@@ -1092,37 +1126,6 @@ out:
 		ret = NULL;
 	}
 	return ret;
-}
-
-static struct kioctx *lookup_ioctx(unsigned long ctx_id)
-{
-	struct mm_struct *mm = aio_current_mm();
-	struct kioctx *ctx, *ret = NULL;
-
-	switch (aio_lookup_mode) {
-	case LookupMode::kTable:
-		return lookup_ioctx_table(mm, ctx_id);
-	case LookupMode::kList:
-		/* Before 3.11: walk every context of the process. */
-		rcu_read_lock();
-		hlist_for_each_entry_rcu (ctx, &mm->ioctx_list, list) {
-			if (READ_ONCE(ctx->user_id) == ctx_id) {
-				if (percpu_ref_tryget_live(&ctx->users))
-					ret = ctx;
-				break;
-			}
-		}
-		rcu_read_unlock();
-		return ret;
-	case LookupMode::kRadix:
-		rcu_read_lock();
-		ctx = (struct kioctx *)radix_tree_lookup(&mm->ioctx_rtree, aio_rtree_key(ctx_id));
-		if (ctx && READ_ONCE(ctx->user_id) == ctx_id && percpu_ref_tryget_live(&ctx->users))
-			ret = ctx;
-		rcu_read_unlock();
-		return ret;
-	}
-	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
