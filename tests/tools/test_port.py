@@ -236,6 +236,29 @@ class PortTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("git format-patch", r.stderr)
 
+    def test_worked_example_takes_the_fix_out_and_back(self):
+        # docs/patch-workflow.md: the core of the fix for the race on
+        # sbitmap_word::cleared, against 6.12's sbitmap_deferred_clear().
+        ex = os.path.join(TOP, "docs", "examples", "sbitmap-deferred-clear-lock.patch")
+        hunk = patchfile.parse(slurp(ex))[0].files[0].hunks[0]
+
+        def ours_fn():
+            lx = cnorm.lex(self.read("blk/sbitmap.cc"), False)
+            f = next(f for f in cnorm.functions(lx) if f.name == "sbitmap_deferred_clear")
+            return [n.text for n in cnorm.normalize(lx.toks[f.start_tok:f.end_tok + 1])]
+
+        r = self.port("-R", ex)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("hunks: 1 applied, 0 failed", r.stdout)
+        before_fix = cnorm.normalized_text(hunk.old_text(), None)
+        self.assertEqual(ours_fn()[:len(before_fix)], before_fix)
+        self.assertNotIn("swap_lock", ours_fn())
+        r = self.port(ex)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        lx = cnorm.lex(slurp(self.base["lib/sbitmap.c"]), False)
+        f = next(f for f in cnorm.functions(lx) if f.name == "sbitmap_deferred_clear")
+        self.assertEqual(ours_fn(), [n.text for n in cnorm.normalize(lx.toks[f.start_tok:f.end_tok + 1])])
+
     def test_check_compiles_what_port_changed(self):
         db = os.path.join(TOP, "build", "release", "compile_commands.json")
         if not os.path.exists(db):
