@@ -620,19 +620,159 @@ void blk_mq_delay_kick_requeue_list(struct request_queue *q, unsigned long msecs
 
 /* ---- dispatch ---- */
 
-enum prep_dispatch {
-	PREP_DISPATCH_OK,
-	PREP_DISPATCH_NO_TAG,
-	PREP_DISPATCH_NO_BUDGET,
-};
+/*
+ * Takes a driver tag for a request that holds only a scheduler tag. A
+ * reserved scheduler tag draws from the reserved driver tags, which are not
+ * shared out; the others respect the fair share of a shared map.
+ */
+bool __blk_mq_alloc_driver_tag(struct request *rq)
+{
+	struct sbitmap_queue *bt = &rq->mq_hctx->tags->bitmap_tags;
+	unsigned int tag_offset = rq->mq_hctx->tags->nr_reserved_tags;
+	int tag;
+
+	blk_mq_tag_busy(rq->mq_hctx);
+
+	if (blk_mq_tag_is_reserved(rq->mq_hctx->sched_tags, rq->internal_tag)) {
+		bt = &rq->mq_hctx->tags->breserved_tags;
+		tag_offset = 0;
+	} else {
+		if (!hctx_may_queue(rq->mq_hctx, bt))
+			return false;
+	}
+
+	tag = __sbitmap_queue_get(bt);
+	if (tag == (int)BLK_MQ_NO_TAG)
+		return false;
+
+	rq->tag = tag + tag_offset;
+	blk_mq_inc_active_requests(rq->mq_hctx);
+	return true;
+}
 
 /*
- * Without a scheduler the request already holds its driver tag;
- * blk_mq_start_request() publishes it in tags->rqs[].
+ * Wake function of hctx->dispatch_wait: a driver tag was freed on the map
+ * the hctx waits on. Leave the wait queue (unless blk_mq_mark_tag_wait()
+ * already did) and run the queue from kblockd.
  */
-static bool blk_mq_get_driver_tag(struct request *rq)
+static int blk_mq_dispatch_wake(wait_queue_entry_t *wait, unsigned mode, int flags, void *key)
 {
-	return rq->tag != (int)BLK_MQ_NO_TAG;
+	struct blk_mq_hw_ctx *hctx;
+
+	hctx = container_of(wait, struct blk_mq_hw_ctx, dispatch_wait);
+
+	spin_lock(&hctx->dispatch_wait_lock);
+	if (!list_empty(&wait->entry)) {
+		struct sbitmap_queue *sbq;
+
+		list_del_init(&wait->entry);
+		sbq = &hctx->tags->bitmap_tags;
+		atomic_dec(&sbq->ws_active);
+	}
+	spin_unlock(&hctx->dispatch_wait_lock);
+
+	blk_mq_run_hw_queue(hctx, true);
+	return 1;
+}
+
+/*
+ * No driver tag for @rq. With a map of its own the hctx only needs
+ * SCHED_RESTART, which the next freed request of this hctx acts on; a map
+ * shared with other hctxs or queues may be freed by them, so the hctx puts
+ * its dispatch_wait on the map's wait queue. Either way the tag is tried
+ * once more afterwards, in case it was freed in between. Returns whether
+ * that last try got one.
+ */
+static bool blk_mq_mark_tag_wait(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	struct sbitmap_queue *sbq;
+	struct wait_queue_head *wq;
+	wait_queue_entry_t *wait;
+	bool ret;
+
+	if (!(hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED) && !(blk_mq_is_shared_tags(hctx->flags))) {
+		blk_mq_sched_mark_restart_hctx(hctx);
+
+		/*
+		 * The bit is left set even if the retry succeeds: another
+		 * dispatcher may rely on it, and the worst it costs is one
+		 * queue run too many.
+		 */
+		return blk_mq_get_driver_tag(rq);
+	}
+
+	wait = &hctx->dispatch_wait;
+	if (!list_empty_careful(&wait->entry))
+		return false;
+
+	if (blk_mq_tag_is_reserved(rq->mq_hctx->sched_tags, rq->internal_tag))
+		sbq = &hctx->tags->breserved_tags;
+	else
+		sbq = &hctx->tags->bitmap_tags;
+	wq = &bt_wait_ptr(sbq, hctx)->wait;
+
+	spin_lock_irq(&wq->lock);
+	spin_lock(&hctx->dispatch_wait_lock);
+	if (!list_empty(&wait->entry)) {
+		spin_unlock(&hctx->dispatch_wait_lock);
+		spin_unlock_irq(&wq->lock);
+		return false;
+	}
+
+	atomic_inc(&sbq->ws_active);
+	wait->flags &= ~WQ_FLAG_EXCLUSIVE;
+	__add_wait_queue(wq, wait);
+
+	/*
+	 * Order the ws_active increment and the queueing before the retry
+	 * below (a failed tag allocation implies no barrier). Pairs with the
+	 * smp_mb__after_atomic() in sbitmap_queue_clear() between freeing the
+	 * bit and sbitmap_queue_wake_up()'s lockless ws_active test: either
+	 * the freeing side sees us waiting and wakes us, or our retry sees
+	 * the freed bit.
+	 */
+	smp_mb();
+
+	ret = blk_mq_get_driver_tag(rq);
+	if (!ret) {
+		spin_unlock(&hctx->dispatch_wait_lock);
+		spin_unlock_irq(&wq->lock);
+		return false;
+	}
+
+	/* Got one after all: leave the queue so the wake-up goes to others. */
+	list_del_init(&wait->entry);
+	atomic_dec(&sbq->ws_active);
+	spin_unlock(&hctx->dispatch_wait_lock);
+	spin_unlock_irq(&wq->lock);
+
+	return true;
+}
+
+#define BLK_MQ_DISPATCH_BUSY_EWMA_WEIGHT 8
+#define BLK_MQ_DISPATCH_BUSY_EWMA_FACTOR 4
+/*
+ * hctx->dispatch_busy as an exponentially weighted moving average: each
+ * dispatch keeps 7/8 of the old value and adds 1/8 of 16 when the driver
+ * was busy (16 rather than 1, so the integer average does not round to 0
+ * at once).
+ */
+static void blk_mq_update_dispatch_busy(struct blk_mq_hw_ctx *hctx, bool busy)
+{
+	unsigned int ewma;
+
+	/* Dispatchers of one hctx update it concurrently, unlocked, as upstream. */
+	ewma = READ_ONCE(hctx->dispatch_busy);
+
+	if (!ewma && !busy)
+		return;
+
+	ewma *= BLK_MQ_DISPATCH_BUSY_EWMA_WEIGHT - 1;
+	if (busy)
+		ewma += 1 << BLK_MQ_DISPATCH_BUSY_EWMA_FACTOR;
+	ewma /= BLK_MQ_DISPATCH_BUSY_EWMA_WEIGHT;
+
+	WRITE_ONCE(hctx->dispatch_busy, ewma);
 }
 
 static void blk_mq_handle_dev_resource(struct request *rq, struct list_head *list)
@@ -641,6 +781,66 @@ static void blk_mq_handle_dev_resource(struct request *rq, struct list_head *lis
 	__blk_mq_requeue_request(rq);
 }
 
+enum prep_dispatch {
+	PREP_DISPATCH_OK,
+	PREP_DISPATCH_NO_TAG,
+	PREP_DISPATCH_NO_BUDGET,
+};
+
+/*
+ * Before ->queue_rq: a dispatch budget (unless the caller took them all
+ * in advance) and a driver tag. What fails leaves nothing taken by this
+ * function behind.
+ */
+static enum prep_dispatch blk_mq_prep_dispatch_rq(struct request *rq, bool need_budget)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+	int budget_token = -1;
+
+	if (need_budget) {
+		budget_token = blk_mq_get_dispatch_budget(rq->q);
+		if (budget_token < 0) {
+			blk_mq_put_driver_tag(rq);
+			return PREP_DISPATCH_NO_BUDGET;
+		}
+		blk_mq_set_rq_budget_token(rq, budget_token);
+	}
+
+	if (!blk_mq_get_driver_tag(rq)) {
+		/*
+		 * Arrange for a queue run once a tag is freed; a run that
+		 * comes before the request is back on hctx->dispatch is
+		 * covered by blk_mq_dispatch_rq_list().
+		 */
+		if (!blk_mq_mark_tag_wait(hctx, rq)) {
+			/* Budgets the caller took are its to give back. */
+			if (need_budget)
+				blk_mq_put_dispatch_budget(rq->q, budget_token);
+			return PREP_DISPATCH_NO_TAG;
+		}
+	}
+
+	return PREP_DISPATCH_OK;
+}
+
+/* Gives back the budgets a caller took for requests that were not issued. */
+static void blk_mq_release_budgets(struct request_queue *q, struct list_head *list)
+{
+	struct request *rq;
+
+	list_for_each_entry (rq, list, queuelist) {
+		int budget_token = blk_mq_get_rq_budget_token(rq);
+
+		if (budget_token >= 0)
+			blk_mq_put_dispatch_budget(q, budget_token);
+	}
+}
+
+/*
+ * Tells the driver that no more requests follow, when the last one it saw
+ * did not say so (bd->last): the list was not issued in full, or its last
+ * request failed.
+ */
 static void blk_mq_commit_rqs(struct blk_mq_hw_ctx *hctx, int queued, bool from_schedule)
 {
 	if (hctx->queue->mq_ops->commit_rqs && queued)
@@ -648,13 +848,14 @@ static void blk_mq_commit_rqs(struct blk_mq_hw_ctx *hctx, int queued, bool from_
 }
 
 /*
- * Hands the requests on @list to ->queue_rq. What the driver turns away
- * goes back on hctx->dispatch, with a re-run arranged: false then.
+ * Hands the requests on @list to ->queue_rq; @nr_budgets of them come with
+ * a budget the caller took. What is left goes back on hctx->dispatch with
+ * a re-run arranged. Returns true if all went out.
  */
 bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 			     unsigned int nr_budgets)
 {
-	enum prep_dispatch prep = PREP_DISPATCH_OK;
+	enum prep_dispatch prep;
 	struct request_queue *q = hctx->queue;
 	struct request *rq;
 	int queued;
@@ -671,16 +872,18 @@ bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 		rq = list_first_entry(list, struct request, queuelist);
 
 		WARN_ON_ONCE(hctx != rq->mq_hctx);
-		if (!blk_mq_get_driver_tag(rq)) {
-			prep = PREP_DISPATCH_NO_TAG;
+		prep = blk_mq_prep_dispatch_rq(rq, !nr_budgets);
+		if (prep != PREP_DISPATCH_OK)
 			break;
-		}
 
 		list_del_init(&rq->queuelist);
 
 		bd.rq = rq;
 		bd.last = list_empty(list);
 
+		/* From here the driver owns the request's budget. */
+		if (nr_budgets)
+			nr_budgets--;
 		ret = q->mq_ops->queue_rq(hctx, &bd);
 		switch (ret) {
 		case BLK_STS_OK:
@@ -697,11 +900,20 @@ bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 		}
 	} while (!list_empty(list));
 out:
+	/* The last ->queue_rq may have been told more would follow. */
 	if (!list_empty(list) || ret != BLK_STS_OK)
 		blk_mq_commit_rqs(hctx, queued, false);
 
+	/* The rest waits on hctx->dispatch for the next run. */
 	if (!list_empty(list)) {
 		bool needs_restart;
+		/* A map of its own is covered by SCHED_RESTART alone. */
+		bool no_tag = prep == PREP_DISPATCH_NO_TAG &&
+			      ((hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED) ||
+			       blk_mq_is_shared_tags(hctx->flags));
+
+		if (nr_budgets)
+			blk_mq_release_budgets(q, list);
 
 		spin_lock(&hctx->lock);
 		list_splice_tail_init(list, &hctx->dispatch);
@@ -715,13 +927,28 @@ out:
 		 */
 		smp_mb();
 
+		/*
+		 * Run again now when nobody else will: SCHED_RESTART was
+		 * not set, or has been cleared by a completion since (and
+		 * that completion's run may have missed the list), or we
+		 * wait for a driver tag and the wake-up has already come
+		 * (dispatch_wait is off the wait queue). A busy driver or
+		 * a missing budget with SCHED_RESTART still set gets a
+		 * delayed run, in case nothing completes to restart us.
+		 */
 		needs_restart = blk_mq_sched_needs_restart(hctx);
-		if (!needs_restart || prep == PREP_DISPATCH_NO_TAG)
+		if (prep == PREP_DISPATCH_NO_BUDGET)
+			needs_resource = true;
+		if (!needs_restart || (no_tag && list_empty_careful(&hctx->dispatch_wait.entry)))
 			blk_mq_run_hw_queue(hctx, true);
 		else if (needs_resource)
 			blk_mq_delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY);
+
+		blk_mq_update_dispatch_busy(hctx, true);
 		return false;
 	}
+
+	blk_mq_update_dispatch_busy(hctx, false);
 	return true;
 }
 
@@ -920,15 +1147,34 @@ static blk_status_t __blk_mq_issue_directly(struct blk_mq_hw_ctx *hctx, struct r
 	ret = q->mq_ops->queue_rq(hctx, &bd);
 	switch (ret) {
 	case BLK_STS_OK:
+		blk_mq_update_dispatch_busy(hctx, false);
 		break;
 	case BLK_STS_RESOURCE:
 	case BLK_STS_DEV_RESOURCE:
+		blk_mq_update_dispatch_busy(hctx, true);
 		__blk_mq_requeue_request(rq);
 		break;
 	default:
+		blk_mq_update_dispatch_busy(hctx, false);
 		break;
 	}
+
 	return ret;
+}
+
+static bool blk_mq_get_budget_and_tag(struct request *rq)
+{
+	int budget_token;
+
+	budget_token = blk_mq_get_dispatch_budget(rq->q);
+	if (budget_token < 0)
+		return false;
+	blk_mq_set_rq_budget_token(rq, budget_token);
+	if (!blk_mq_get_driver_tag(rq)) {
+		blk_mq_put_dispatch_budget(rq->q, budget_token);
+		return false;
+	}
+	return true;
 }
 
 static void blk_mq_try_issue_directly(struct blk_mq_hw_ctx *hctx, struct request *rq)
@@ -937,10 +1183,11 @@ static void blk_mq_try_issue_directly(struct blk_mq_hw_ctx *hctx, struct request
 
 	if (blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(rq->q)) {
 		blk_mq_insert_request(rq, 0);
+		blk_mq_run_hw_queue(hctx, false);
 		return;
 	}
 
-	if (!blk_mq_get_driver_tag(rq)) {
+	if ((rq->rq_flags & RQF_USE_SCHED) || !blk_mq_get_budget_and_tag(rq)) {
 		blk_mq_insert_request(rq, 0);
 		blk_mq_run_hw_queue(hctx, rq->cmd_flags & REQ_NOWAIT);
 		return;
@@ -967,10 +1214,11 @@ static blk_status_t blk_mq_request_issue_directly(struct request *rq, bool last)
 
 	if (blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(rq->q)) {
 		blk_mq_insert_request(rq, 0);
+		blk_mq_run_hw_queue(hctx, false);
 		return BLK_STS_OK;
 	}
 
-	if (!blk_mq_get_driver_tag(rq))
+	if (!blk_mq_get_budget_and_tag(rq))
 		return BLK_STS_RESOURCE;
 	return __blk_mq_issue_directly(hctx, rq, last);
 }
@@ -1017,7 +1265,8 @@ static void blk_mq_insert_requests(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx
 	struct request *rq;
 	enum hctx_type type = (enum hctx_type)hctx->type;
 
-	if (!run_queue_async) {
+	/* A busy driver would only turn them away: queue them instead. */
+	if (!READ_ONCE(hctx->dispatch_busy) && !run_queue_async) {
 		blk_mq_run_dispatch_ops(hctx->queue, blk_mq_try_issue_list_directly(hctx, list));
 		if (list_empty(list))
 			goto out;
@@ -1997,6 +2246,10 @@ static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q, struct b
 	if (sbitmap_init_node(&hctx->ctx_map, nr_cpu_ids, ilog2(8), GFP_KERNEL, node, false, false))
 		goto free_ctxs;
 	hctx->nr_ctx = 0;
+
+	spin_lock_init(&hctx->dispatch_wait_lock);
+	init_waitqueue_func_entry(&hctx->dispatch_wait, blk_mq_dispatch_wake);
+	INIT_LIST_HEAD(&hctx->dispatch_wait.entry);
 	return hctx;
 
 free_ctxs:

@@ -107,6 +107,39 @@ static inline void blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)
 		__blk_mq_sched_restart(hctx);
 }
 
+/*
+ * Dispatch budgets: a driver without ->get_budget always has one (token
+ * 0); one without ->put_budget has nothing to give back.
+ */
+static inline void blk_mq_put_dispatch_budget(struct request_queue *q, int budget_token)
+{
+	if (q->mq_ops->put_budget)
+		q->mq_ops->put_budget(q, budget_token);
+}
+
+static inline int blk_mq_get_dispatch_budget(struct request_queue *q)
+{
+	if (q->mq_ops->get_budget)
+		return q->mq_ops->get_budget(q);
+	return 0;
+}
+
+static inline void blk_mq_set_rq_budget_token(struct request *rq, int token)
+{
+	if (token < 0)
+		return;
+
+	if (rq->q->mq_ops->set_rq_budget_token)
+		rq->q->mq_ops->set_rq_budget_token(rq, token);
+}
+
+static inline int blk_mq_get_rq_budget_token(struct request *rq)
+{
+	if (rq->q->mq_ops->get_rq_budget_token)
+		return rq->q->mq_ops->get_rq_budget_token(rq);
+	return -1;
+}
+
 /* Active-request accounting: only kept when the tag set is shared. */
 static inline void __blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int val)
 {
@@ -151,6 +184,37 @@ static inline int __blk_mq_active_requests(struct blk_mq_hw_ctx *hctx)
 	if (blk_mq_is_shared_tags(hctx->flags))
 		return atomic_read(&hctx->queue->nr_active_requests_shared_tags);
 	return atomic_read(&hctx->nr_active);
+}
+
+void blk_mq_put_tag(struct blk_mq_tags *tags, struct blk_mq_ctx *ctx, unsigned int tag);
+
+static inline void __blk_mq_put_driver_tag(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	blk_mq_dec_active_requests(hctx);
+	blk_mq_put_tag(hctx->tags, rq->mq_ctx, rq->tag);
+	rq->tag = BLK_MQ_NO_TAG;
+}
+
+/*
+ * Gives back a driver tag taken at dispatch. A request without a scheduler
+ * tag got its driver tag at allocation and keeps it until it is freed.
+ */
+static inline void blk_mq_put_driver_tag(struct request *rq)
+{
+	if (rq->tag == (int)BLK_MQ_NO_TAG || rq->internal_tag == (int)BLK_MQ_NO_TAG)
+		return;
+
+	__blk_mq_put_driver_tag(rq->mq_hctx, rq);
+}
+
+bool __blk_mq_alloc_driver_tag(struct request *rq);
+
+static inline bool blk_mq_get_driver_tag(struct request *rq)
+{
+	if (rq->tag == (int)BLK_MQ_NO_TAG && !__blk_mq_alloc_driver_tag(rq))
+		return false;
+
+	return true;
 }
 
 /*

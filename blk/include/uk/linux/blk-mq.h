@@ -43,6 +43,8 @@ enum mq_rq_state {
 
 typedef __u32 req_flags_t;
 #define RQF_SCHED_TAGS ((req_flags_t)(1U << 5))
+/* Goes through an I/O scheduler: never set here, there is none. */
+#define RQF_USE_SCHED ((req_flags_t)(1U << 6))
 
 enum rq_end_io_ret {
 	RQ_END_IO_NONE,
@@ -272,6 +274,17 @@ struct blk_mq_ops {
 	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *, const struct blk_mq_queue_data *);
 	void (*commit_rqs)(struct blk_mq_hw_ctx *);
 	void (*queue_rqs)(struct rq_list *rqlist);
+	/*
+	 * Dispatch budget (SCSI's per-device queue depth): ->get_budget
+	 * returns a token >= 0, or < 0 when the device can take no more;
+	 * the driver gives it back with ->put_budget, at the latest when the
+	 * request completes. The token may be kept in the request through
+	 * ->set_rq_budget_token / ->get_rq_budget_token.
+	 */
+	int (*get_budget)(struct request_queue *);
+	void (*put_budget)(struct request_queue *, int);
+	void (*set_rq_budget_token)(struct request *, int);
+	int (*get_rq_budget_token)(struct request *);
 	enum blk_eh_timer_return (*timeout)(struct request *);
 	int (*poll)(struct blk_mq_hw_ctx *, struct io_comp_batch *);
 	void (*complete)(struct request *);
@@ -323,6 +336,19 @@ struct blk_mq_hw_ctx {
 
 	unsigned long flags; /* BLK_MQ_F_* */
 	struct request_queue *queue;
+
+	/*
+	 * Moving average of how often the driver turned requests away
+	 * (blk_mq_update_dispatch_busy()).
+	 */
+	unsigned int dispatch_busy;
+
+	/*
+	 * The hctx's own entry on a tag map's wait queue, used while a
+	 * dispatch waits for a driver tag; dispatch_wait_lock guards it.
+	 */
+	spinlock_t dispatch_wait_lock;
+	wait_queue_entry_t dispatch_wait;
 
 	/* Which of the SBQ_WAIT_QUEUES the next sleeper on this hctx uses. */
 	atomic_t wait_index;
