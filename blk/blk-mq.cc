@@ -86,7 +86,7 @@ static void blk_mq_hctx_mark_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_c
 }
 
 /* Puts @rq on the hctx dispatch list, issued before anything else. */
-static void blk_mq_request_bypass_insert(struct request *rq, unsigned int flags)
+static void blk_mq_request_bypass_insert(struct request *rq, blk_insert_t flags)
 {
 	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
 
@@ -98,7 +98,7 @@ static void blk_mq_request_bypass_insert(struct request *rq, unsigned int flags)
 	spin_unlock(&hctx->lock);
 }
 
-void blk_mq_insert_request(struct request *rq, unsigned int flags)
+void blk_mq_insert_request(struct request *rq, blk_insert_t flags)
 {
 	struct blk_mq_ctx *ctx = rq->mq_ctx;
 	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
@@ -134,7 +134,7 @@ static bool flush_busy_ctx(struct sbitmap *sb, unsigned int bitnr, void *data)
 }
 
 /* Moves every software queue's requests for @hctx onto @list. */
-static void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list)
+void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list)
 {
 	struct flush_busy_ctx_data data = {
 		.hctx = hctx,
@@ -178,7 +178,7 @@ static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct
  * the rest wait on data->cached_rqs. Each holds a q_usage_counter reference;
  * the caller took the first.
  */
-static struct request *__blk_mq_alloc_requests_batch(struct blk_mq_alloc_data *data)
+static inline struct request *__blk_mq_alloc_requests_batch(struct blk_mq_alloc_data *data)
 {
 	unsigned int tag, tag_offset;
 	struct blk_mq_tags *tags;
@@ -568,7 +568,7 @@ static void __blk_mq_requeue_request(struct request *rq)
 	}
 }
 
-static void blk_mq_add_to_requeue_list(struct request *rq, unsigned int insert_flags)
+static void blk_mq_add_to_requeue_list(struct request *rq, blk_insert_t insert_flags)
 {
 	struct request_queue *q = rq->q;
 	unsigned long flags;
@@ -1030,16 +1030,39 @@ void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx, bool async)
 	blk_mq_run_dispatch_ops(hctx->queue, blk_mq_sched_dispatch_requests(hctx));
 }
 
+/*
+ * The hctx of this CPU's default map, unless stopped: the one to run when
+ * the elevator feeds every hctx from one place (QUEUE_FLAG_SQ_SCHED), so
+ * that several CPUs do not contend for it through different hctxs.
+ */
+static struct blk_mq_hw_ctx *blk_mq_get_sq_hctx(struct request_queue *q)
+{
+	struct blk_mq_ctx *ctx = blk_mq_get_ctx(q);
+	struct blk_mq_hw_ctx *hctx = ctx->hctxs[HCTX_TYPE_DEFAULT];
+
+	if (!blk_mq_hctx_stopped(hctx))
+		return hctx;
+	return NULL;
+}
+
 void blk_mq_run_hw_queues(struct request_queue *q, bool async)
 {
-	struct blk_mq_hw_ctx *hctx;
+	struct blk_mq_hw_ctx *hctx, *sq_hctx;
 	unsigned long i;
 
+	sq_hctx = NULL;
+	if (blk_queue_sq_sched(q))
+		sq_hctx = blk_mq_get_sq_hctx(q);
 	queue_for_each_hw_ctx(q, hctx, i)
 	{
 		if (blk_mq_hctx_stopped(hctx))
 			continue;
-		blk_mq_run_hw_queue(hctx, async);
+		/*
+		 * Other hctxs only for what bypasses the elevator (their
+		 * dispatch lists).
+		 */
+		if (!sq_hctx || sq_hctx == hctx || !list_empty_careful(&hctx->dispatch))
+			blk_mq_run_hw_queue(hctx, async);
 	}
 }
 
@@ -1052,17 +1075,25 @@ void blk_mq_delay_run_hw_queue(struct blk_mq_hw_ctx *hctx, unsigned long msecs)
 
 void blk_mq_delay_run_hw_queues(struct request_queue *q, unsigned long msecs)
 {
-	struct blk_mq_hw_ctx *hctx;
+	struct blk_mq_hw_ctx *hctx, *sq_hctx;
 	unsigned long i;
 
+	sq_hctx = NULL;
+	if (blk_queue_sq_sched(q))
+		sq_hctx = blk_mq_get_sq_hctx(q);
 	queue_for_each_hw_ctx(q, hctx, i)
 	{
 		if (blk_mq_hctx_stopped(hctx))
 			continue;
-		/* Leave a pending immediate run alone. */
-		if (delayed_work_pending(&hctx->run_work) && !timer_pending(&hctx->run_work.timer))
+		/*
+		 * A run already pending keeps its delay: pushing it out
+		 * again and again on behalf of other hctxs could stall it.
+		 */
+		if (delayed_work_pending(&hctx->run_work))
 			continue;
-		blk_mq_delay_run_hw_queue(hctx, msecs);
+		/* As in blk_mq_run_hw_queues(). */
+		if (!sq_hctx || sq_hctx == hctx || !list_empty_careful(&hctx->dispatch))
+			blk_mq_delay_run_hw_queue(hctx, msecs);
 	}
 }
 
@@ -1099,7 +1130,7 @@ void blk_mq_stop_hw_queues(struct request_queue *q)
 void blk_mq_start_hw_queue(struct blk_mq_hw_ctx *hctx)
 {
 	clear_bit(BLK_MQ_S_STOPPED, &hctx->state);
-	blk_mq_run_hw_queue(hctx, false);
+	blk_mq_run_hw_queue(hctx, hctx->flags & BLK_MQ_F_BLOCKING);
 }
 
 void blk_mq_start_hw_queues(struct request_queue *q)
@@ -1129,7 +1160,8 @@ void blk_mq_start_stopped_hw_queues(struct request_queue *q, bool async)
 	struct blk_mq_hw_ctx *hctx;
 	unsigned long i;
 
-	queue_for_each_hw_ctx(q, hctx, i) blk_mq_start_stopped_hw_queue(hctx, async);
+	queue_for_each_hw_ctx(q, hctx, i)
+		blk_mq_start_stopped_hw_queue(hctx, async || (hctx->flags & BLK_MQ_F_BLOCKING));
 }
 
 /* ---- direct issue ---- */
@@ -2114,15 +2146,16 @@ static void blk_mq_update_queue_map(struct blk_mq_tag_set *set)
 		set->map[HCTX_TYPE_DEFAULT].nr_queues = set->nr_hw_queues;
 
 	if (set->ops->map_queues) {
-		unsigned int i;
+		int i;
 
-		/* A driver's map must start from a clean slate. */
-		for (i = 0; i < set->nr_maps; i++) {
-			unsigned int cpu;
+		/*
+		 * A driver's ->map_queues sets the CPUs it maps and nothing
+		 * else: start from a clean table, so that a CPU it leaves out
+		 * keeps no stale entry.
+		 */
+		for (i = 0; i < (int)set->nr_maps; i++)
+			blk_mq_clear_mq_map(&set->map[i]);
 
-			for_each_possible_cpu (cpu)
-				set->map[i].mq_map[cpu] = 0;
-		}
 		set->ops->map_queues(set);
 	} else {
 		BUG_ON(set->nr_maps > 1);
@@ -2361,10 +2394,12 @@ static void queue_set_hctx_shared(struct request_queue *q, bool shared)
 
 	queue_for_each_hw_ctx(q, hctx, i)
 	{
-		if (shared)
+		if (shared) {
 			hctx->flags |= BLK_MQ_F_TAG_QUEUE_SHARED;
-		else
+		} else {
+			blk_mq_tag_idle(hctx);
 			hctx->flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
+		}
 	}
 }
 
@@ -2588,7 +2623,7 @@ struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set)
 }
 
 /* Tears the queue down (blk_mq_exit_queue); the struct lives on until blk_put_queue(). */
-static void blk_mq_exit_queue(struct request_queue *q)
+void blk_mq_exit_queue(struct request_queue *q)
 {
 	struct blk_mq_tag_set *set = q->tag_set;
 

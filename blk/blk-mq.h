@@ -16,6 +16,10 @@
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/smp.h>
 
+/* blk_mq_insert_request() flags */
+typedef unsigned int blk_insert_t;
+#define BLK_MQ_INSERT_AT_HEAD ((blk_insert_t)0x01)
+
 struct blk_mq_alloc_data {
 	/* what the caller asks for */
 	struct request_queue *q;
@@ -311,10 +315,12 @@ static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
 		blk_mq_run_dispatch_unlock((q), __idx); \
 	} while (0)
 
+void blk_mq_exit_queue(struct request_queue *q);
+void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list);
 bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 			     unsigned int nr_budgets);
 void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx);
-void blk_mq_insert_request(struct request *rq, unsigned int flags);
+void blk_mq_insert_request(struct request *rq, blk_insert_t flags);
 void blk_mq_submit_bio(struct bio *bio);
 void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule);
 void blk_mq_free_plug_rqs(struct blk_plug *plug);
@@ -336,7 +342,12 @@ void blk_mq_init_once(void);
 void blk_put_queue(struct request_queue *q);
 void blk_mq_cancel_work_sync(struct request_queue *q);
 
-/* blk_mq_insert_request() flags */
-#define BLK_MQ_INSERT_AT_HEAD 0x01
+static inline void blk_mq_clear_mq_map(struct blk_mq_queue_map *qmap)
+{
+	int cpu;
+
+	for_each_possible_cpu (cpu)
+		qmap->mq_map[cpu] = 0;
+}
 
 #endif /* UK_BLK_MQ_INTERNAL_H */

@@ -59,6 +59,8 @@ struct blk_mq_srcu {
 #define QUEUE_FLAG_POLL 19
 #define QUEUE_FLAG_QUIESCED 24
 #define QUEUE_FLAG_HCTX_ACTIVE 27
+/* An elevator that dispatches from one hctx only: never set, there is none. */
+#define QUEUE_FLAG_SQ_SCHED 28
 
 struct request_queue {
 	unsigned long queue_flags;
@@ -107,6 +109,7 @@ struct request_queue {
 #define blk_queue_dying(q) test_bit(QUEUE_FLAG_DYING, &(q)->queue_flags)
 #define blk_queue_quiesced(q) test_bit(QUEUE_FLAG_QUIESCED, &(q)->queue_flags)
 #define blk_queue_init_done(q) test_bit(QUEUE_FLAG_INIT_DONE, &(q)->queue_flags)
+#define blk_queue_sq_sched(q) test_bit(QUEUE_FLAG_SQ_SCHED, &(q)->queue_flags)
 
 static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
 {
