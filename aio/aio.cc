@@ -1100,7 +1100,7 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 	if (unlikely(aio_lookup_v310))
 		return lookup_ioctx_v310(ctx_id);
 
-	if (get_user(id, &ring->id))
+	if (get_user(id, user_member(ring, id)))
 		return NULL;
 
 	rcu_read_lock();
@@ -2014,7 +2014,7 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
 		req->ki_eventfd = eventfd;
 	}
 
-	if (unlikely(put_user(KIOCB_KEY, &user_iocb->aio_key))) {
+	if (unlikely(put_user(KIOCB_KEY, user_member(user_iocb, aio_key)))) {
 		pr_debug("EFAULT: aio_key\n");
 		return -EFAULT;
 	}
@@ -2289,7 +2289,7 @@ SYSCALL_DEFINE3(io_cancel, aio_context_t, ctx_id, struct iocb __user *, iocb,
 	u32 key;
 	u64 obj = (u64)(unsigned long)iocb;
 
-	if (unlikely(get_user(key, &iocb->aio_key)))
+	if (unlikely(get_user(key, user_member(iocb, aio_key))))
 		return -EFAULT;
 	if (unlikely(key != KIOCB_KEY))
 		return -EINVAL;

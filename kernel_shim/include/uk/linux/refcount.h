@@ -12,7 +12,6 @@
 #include <limits.h>
 
 #include <uk/linux/atomic.h>
-#include <uk/linux/barrier.h>
 #include <uk/linux/compiler.h>
 #include <uk/linux/printk.h>
 
@@ -67,12 +66,16 @@ static inline void refcount_inc(refcount_t *r)
 
 static inline __must_check bool refcount_dec_and_test(refcount_t *r)
 {
-	int old = atomic_fetch_sub_release(1, &r->refs);
+	/*
+	 * The kernel releases, then fences with acquire when it took the
+	 * count to zero. ThreadSanitizer does not see fences, so the one
+	 * atomic here is acquire and release at once (the same lock xadd
+	 * on x86).
+	 */
+	int old = atomic_fetch_sub(1, &r->refs);
 
-	if (old == 1) {
-		smp_acquire__after_ctrl_dep();
+	if (old == 1)
 		return true;
-	}
 	if (unlikely(old <= 0))
 		__refcount_saturate(r, "underflow; use-after-free");
 	return false;
