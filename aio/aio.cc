@@ -903,18 +903,42 @@ static void aio_exit_mm(void)
 /* ------------------------------------------------------------------ */
 /* Ring-slot accounting.                                               */
 
+/*
+ * ReqsMode::kLocked, the accounting before 3.10: one counter of free ring
+ * slots, under the context's lock.
+ */
+static void put_reqs_available_v39(struct kioctx *ctx, unsigned nr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->ctx_lock, flags);
+	ctx->reqs_available_locked += nr;
+	spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+}
+
+static bool __get_reqs_available_v39(struct kioctx *ctx)
+{
+	unsigned long flags;
+	bool ret = false;
+
+	spin_lock_irqsave(&ctx->ctx_lock, flags);
+	if (ctx->reqs_available_locked) {
+		ctx->reqs_available_locked--;
+		ret = true;
+	}
+	spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+	return ret;
+}
+
+#define aio_reqs_v39 (aio_reqs_mode == ReqsMode::kLocked)
+
 static void put_reqs_available(struct kioctx *ctx, unsigned nr)
 {
 	struct kioctx_cpu *kcpu;
 	unsigned long flags;
 
-	if (aio_reqs_mode == ReqsMode::kLocked) {
-		/* Before 3.10: one counter under the context's lock. */
-		spin_lock_irqsave(&ctx->ctx_lock, flags);
-		ctx->reqs_available_locked += nr;
-		spin_unlock_irqrestore(&ctx->ctx_lock, flags);
-		return;
-	}
+	if (unlikely(aio_reqs_v39))
+		return put_reqs_available_v39(ctx, nr);
 
 	local_irq_save(flags);
 	kcpu = this_cpu_ptr(ctx->cpu);
@@ -934,15 +958,8 @@ static bool __get_reqs_available(struct kioctx *ctx)
 	bool ret = false;
 	unsigned long flags;
 
-	if (aio_reqs_mode == ReqsMode::kLocked) {
-		spin_lock_irqsave(&ctx->ctx_lock, flags);
-		if (ctx->reqs_available_locked) {
-			ctx->reqs_available_locked--;
-			ret = true;
-		}
-		spin_unlock_irqrestore(&ctx->ctx_lock, flags);
-		return ret;
-	}
+	if (unlikely(aio_reqs_v39))
+		return __get_reqs_available_v39(ctx);
 
 	local_irq_save(flags);
 	kcpu = this_cpu_ptr(ctx->cpu);
