@@ -2010,8 +2010,9 @@ static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
 	return 0;
 }
 
-static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
-			   struct iocb __user *user_iocb, struct aio_kiocb *req, bool compat)
+static __always_inline int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
+					   struct iocb __user *user_iocb, struct aio_kiocb *req,
+					   bool compat)
 {
 	req->ki_filp = aio_fget(iocb->aio_fildes, &req->ki_hostfile);
 	if (unlikely(!req->ki_filp))
@@ -2066,8 +2067,8 @@ static int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
  * SubmitMode::kCtxLock: the ctx_lock sections that the retry-based
  * io_submit_one() of 3.3-3.9 put around every iocb. Four submitters on one
  * context queued on this lock: the "ioctx lock contention" that the 3.10
- * series removed. Out of line, so that today's io_submit_one() keeps
- * __io_submit_one() inlined at its one call site.
+ * series removed. Out of line, and __io_submit_one() always inlined, so
+ * that today's io_submit_one() keeps the shape it has in the kernel.
  */
 static noinline int aio_ctx_lock_before_op(struct kioctx *ctx, struct aio_kiocb *req)
 {
@@ -2106,11 +2107,33 @@ static noinline void aio_ctx_lock_after_op(struct aio_kiocb *req)
 	}
 }
 
+/* io_submit_one() from __io_submit_one() on, in SubmitMode::kCtxLock. */
+static noinline int io_submit_one_v39(struct kioctx *ctx, const struct iocb *iocb,
+				      struct iocb __user *user_iocb, struct aio_kiocb *req,
+				      bool compat)
+{
+	int err;
+
+	err = aio_ctx_lock_before_op(ctx, req);
+	if (likely(!err))
+		err = __io_submit_one(ctx, iocb, user_iocb, req, compat);
+
+	/* drop the submit path's reference, under ctx_lock */
+	aio_ctx_lock_after_op(req);
+
+	if (unlikely(err)) {
+		iocb_destroy(req);
+		put_reqs_available(ctx, 1);
+	}
+	return err;
+}
+
+#define aio_submit_v39 (aio_submit_mode == SubmitMode::kCtxLock)
+
 static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb, bool compat)
 {
 	struct aio_kiocb *req;
 	struct iocb iocb;
-	bool pre310;
 	int err;
 
 	if (unlikely(copy_from_user(&iocb, user_iocb, sizeof(iocb))))
@@ -2134,16 +2157,13 @@ static int io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb, bool
 	if (unlikely(!req))
 		return -EAGAIN;
 
-	pre310 = aio_submit_mode == SubmitMode::kCtxLock;
-	err = unlikely(pre310) ? aio_ctx_lock_before_op(ctx, req) : 0;
-	if (likely(!err))
-		err = __io_submit_one(ctx, &iocb, user_iocb, req, compat);
+	if (unlikely(aio_submit_v39))
+		return io_submit_one_v39(ctx, &iocb, user_iocb, req, compat);
+
+	err = __io_submit_one(ctx, &iocb, user_iocb, req, compat);
 
 	/* drop the submit path's reference */
-	if (unlikely(pre310))
-		aio_ctx_lock_after_op(req);
-	else
-		iocb_put(req);
+	iocb_put(req);
 
 	/*
 	 * On success the request has either completed already or will be
