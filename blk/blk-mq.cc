@@ -145,6 +145,48 @@ void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list)
 		;
 }
 
+struct dispatch_rq_data {
+	struct blk_mq_hw_ctx *hctx;
+	struct request *rq;
+};
+
+/* Takes the first request of one software queue; stops the walk once it has one. */
+static bool dispatch_rq_from_ctx(struct sbitmap *sb, unsigned int bitnr, void *data)
+{
+	struct dispatch_rq_data *dispatch_data = (struct dispatch_rq_data *)data;
+	struct blk_mq_hw_ctx *hctx = dispatch_data->hctx;
+	struct blk_mq_ctx *ctx = hctx->ctxs[bitnr];
+	enum hctx_type type = (enum hctx_type)hctx->type;
+
+	spin_lock(&ctx->lock);
+	if (!list_empty(&ctx->rq_lists[type])) {
+		dispatch_data->rq = list_entry_rq(ctx->rq_lists[type].next);
+		list_del_init(&dispatch_data->rq->queuelist);
+		if (list_empty(&ctx->rq_lists[type]))
+			sbitmap_clear_bit(sb, bitnr);
+	}
+	spin_unlock(&ctx->lock);
+
+	return !dispatch_data->rq;
+}
+
+/*
+ * One request from the software queues of @hctx, looking at @start first
+ * and then at the ones after it; NULL when they are all empty.
+ */
+struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *start)
+{
+	unsigned off = start ? start->index_hw[hctx->type] : 0;
+	struct dispatch_rq_data data = {
+		.hctx = hctx,
+		.rq = NULL,
+	};
+
+	__sbitmap_for_each_set(&hctx->ctx_map, off, dispatch_rq_from_ctx, &data);
+
+	return data.rq;
+}
+
 /* ---- request allocation and freeing ---- */
 
 static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct blk_mq_tags *tags,
@@ -952,8 +994,79 @@ out:
 	return true;
 }
 
-static void __blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
+#define BLK_MQ_BUDGET_DELAY 3 /* ms units */
+
+/* The software queue after @ctx among those of @hctx, wrapping around. */
+static struct blk_mq_ctx *blk_mq_next_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
 {
+	unsigned short idx = ctx->index_hw[hctx->type];
+
+	if (++idx == hctx->nr_ctx)
+		idx = 0;
+
+	return hctx->ctxs[idx];
+}
+
+/*
+ * The software queues one request at a time, each with a budget taken
+ * first, round robin from hctx->dispatch_from, for as long as the driver
+ * takes them. -EAGAIN when requests turn up on hctx->dispatch meanwhile.
+ */
+static int blk_mq_do_dispatch_ctx(struct blk_mq_hw_ctx *hctx)
+{
+	struct request_queue *q = hctx->queue;
+	LIST_HEAD(rq_list);
+	struct blk_mq_ctx *ctx = READ_ONCE(hctx->dispatch_from);
+	int ret = 0;
+	struct request *rq;
+
+	do {
+		int budget_token;
+
+		if (!list_empty_careful(&hctx->dispatch)) {
+			ret = -EAGAIN;
+			break;
+		}
+
+		if (!sbitmap_any_bit_set(&hctx->ctx_map))
+			break;
+
+		budget_token = blk_mq_get_dispatch_budget(q);
+		if (budget_token < 0)
+			break;
+
+		rq = blk_mq_dequeue_from_ctx(hctx, ctx);
+		if (!rq) {
+			blk_mq_put_dispatch_budget(q, budget_token);
+			/*
+			 * The budget we held may have turned away another
+			 * hctx of this queue, and nothing was dispatched
+			 * that would complete and run it: run them later.
+			 */
+			blk_mq_delay_run_hw_queues(q, BLK_MQ_BUDGET_DELAY);
+			break;
+		}
+
+		blk_mq_set_rq_budget_token(rq, budget_token);
+
+		/*
+		 * The budget is the request's now: blk_mq_dispatch_rq_list()
+		 * gives it back if ->queue_rq does not get the request.
+		 */
+		list_add(&rq->queuelist, &rq_list);
+
+		/* Next time start from the following software queue. */
+		ctx = blk_mq_next_ctx(hctx, rq->mq_ctx);
+
+	} while (blk_mq_dispatch_rq_list(rq->mq_hctx, &rq_list, 1));
+
+	WRITE_ONCE(hctx->dispatch_from, ctx);
+	return ret;
+}
+
+static int __blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
+{
+	bool need_dispatch = false;
 	LIST_HEAD(rq_list);
 
 	if (!list_empty_careful(&hctx->dispatch)) {
@@ -964,27 +1077,43 @@ static void __blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
 	}
 
 	/*
-	 * Leftovers first. Mark for a restart so that the next completion
-	 * re-runs us if the driver is still busy.
+	 * Leftovers first; only when they all went out go on to the software
+	 * queues. Mark for a restart so that the next completion re-runs us
+	 * if the driver is still busy.
 	 */
 	if (!list_empty(&rq_list)) {
 		blk_mq_sched_mark_restart_hctx(hctx);
 		if (!blk_mq_dispatch_rq_list(hctx, &rq_list, 0))
-			return;
+			return 0;
+		need_dispatch = true;
+	} else {
+		need_dispatch = READ_ONCE(hctx->dispatch_busy);
 	}
 
+	/* A busy driver gets the software queues' requests one by one. */
+	if (need_dispatch)
+		return blk_mq_do_dispatch_ctx(hctx);
 	blk_mq_flush_busy_ctxs(hctx, &rq_list);
 	blk_mq_dispatch_rq_list(hctx, &rq_list, 0);
+	return 0;
 }
 
 void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx)
 {
 	struct request_queue *q = hctx->queue;
 
+	/* The caller's dispatch section keeps the quiesced test valid. */
 	if (unlikely(blk_mq_hctx_stopped(hctx) || blk_queue_quiesced(q)))
 		return;
 
-	__blk_mq_sched_dispatch_requests(hctx);
+	/*
+	 * -EAGAIN: requests arrived on hctx->dispatch while the software
+	 * queues were dispatched; go again so they are not left waiting.
+	 */
+	if (__blk_mq_sched_dispatch_requests(hctx) == -EAGAIN) {
+		if (__blk_mq_sched_dispatch_requests(hctx) == -EAGAIN)
+			blk_mq_run_hw_queue(hctx, true);
+	}
 }
 
 void __blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)

@@ -317,6 +317,7 @@ static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
 
 void blk_mq_exit_queue(struct request_queue *q);
 void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list);
+struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *start);
 bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,
 			     unsigned int nr_budgets);
 void blk_mq_sched_dispatch_requests(struct blk_mq_hw_ctx *hctx);

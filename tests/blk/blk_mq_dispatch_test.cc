@@ -209,6 +209,53 @@ TEST_F(DispatchTest, NoBudgetOpsNeverHoldsBack) {
   for (auto *rq : rqs) blk_mq_end_request(rq, BLK_STS_OK);
 }
 
+// While the driver is busy (hctx->dispatch_busy), the software queues are
+// dispatched one request at a time, each with a budget taken first; when no
+// budget is left the rest stay on the software queues, not on
+// hctx->dispatch.
+TEST_F(DispatchTest, BusyDispatchTakesOneBudgetPerRequest) {
+  Setup(&kBudgetOps, 8, 0);
+  {
+    std::lock_guard<std::mutex> l(driver_.mu);
+    driver_.budget_limit = 2;
+  }
+
+  struct request *rqs[3];
+  for (auto &rq : rqs) {
+    rq = Alloc();
+    blk_mq_insert_request(rq, 0);
+  }
+  WRITE_ONCE(hctx_->dispatch_busy, 16u);
+  blk_mq_run_hw_queue(hctx_, false);
+
+  ASSERT_EQ(Queued(), 2u);
+  EXPECT_EQ(QueuedAt(0), rqs[0]);
+  EXPECT_EQ(QueuedAt(1), rqs[1]);
+  EXPECT_EQ(TestGetToken(rqs[0]), 100);
+  EXPECT_EQ(TestGetToken(rqs[1]), 101);
+  EXPECT_FALSE(OnDispatchList(rqs[2]));
+  EXPECT_TRUE(sbitmap_any_bit_set(&hctx_->ctx_map));
+  EXPECT_NE(READ_ONCE(hctx_->dispatch_from), nullptr);
+  // Two dispatches went through: 16 -> 14 -> 12.
+  EXPECT_EQ(READ_ONCE(hctx_->dispatch_busy), 12u);
+
+  TestPutBudget(q_, TestGetToken(rqs[0]));
+  blk_mq_end_request(rqs[0], BLK_STS_OK);
+  blk_mq_run_hw_queue(hctx_, false);
+  ASSERT_TRUE(WaitQueued(3));
+  EXPECT_EQ(QueuedAt(2), rqs[2]);
+  EXPECT_EQ(TestGetToken(rqs[2]), 102);
+  EXPECT_FALSE(sbitmap_any_bit_set(&hctx_->ctx_map));
+
+  for (int i = 1; i < 3; i++) {
+    TestPutBudget(q_, TestGetToken(rqs[i]));
+    blk_mq_end_request(rqs[i], BLK_STS_OK);
+  }
+  flush_workqueue(kblockd_workqueue);
+  EXPECT_EQ(Locked(&Driver::budget_in_use), 0);
+  EXPECT_EQ(Locked(&Driver::budget_max_seen), 2);
+}
+
 // Turns @rq into one that holds only a scheduler tag, as an I/O scheduler
 // would hand it to dispatch: its driver tag goes back to the map.
 void DropDriverTag(struct request *rq) {

@@ -338,6 +338,11 @@ struct blk_mq_hw_ctx {
 	struct request_queue *queue;
 
 	/*
+	 * While the driver is busy, software queues are dispatched one
+	 * request at a time, round robin: the one to start from next.
+	 */
+	struct blk_mq_ctx *dispatch_from;
+	/*
 	 * Moving average of how often the driver turned requests away
 	 * (blk_mq_update_dispatch_busy()).
 	 */

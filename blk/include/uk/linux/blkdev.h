@@ -111,6 +111,8 @@ struct request_queue {
 #define blk_queue_init_done(q) test_bit(QUEUE_FLAG_INIT_DONE, &(q)->queue_flags)
 #define blk_queue_sq_sched(q) test_bit(QUEUE_FLAG_SQ_SCHED, &(q)->queue_flags)
 
+#define list_entry_rq(ptr) list_entry((ptr), struct request, queuelist)
+
 static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
 {
 	set_bit(flag, &q->queue_flags);
