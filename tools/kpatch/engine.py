@@ -165,22 +165,19 @@ def _balanced(toks: list[str]) -> bool:
 
 def _raw_range(src_norm, ntoks_len, lo: int, hi: int, raw_toks, widen: bool):
     """Raw token range [a, b] (inclusive) covering normalized tokens lo..hi-1,
-    or for lo == hi the gap only. With widen, the range grows to the whole gap
-    between the neighbouring normalized tokens when that gap is balanced, so
+    or for lo == hi an empty range after the token before. With widen, the
+    range grows to the whole gap between the neighbouring normalized tokens
+    (less the dropped statements at its ends) when that gap is balanced, so
     wrappers such as READ_ONCE( ) go with what they wrap."""
     prev_raw = src_norm[lo - 1].src if lo > 0 else -1
     next_raw = src_norm[hi].src if hi < ntoks_len else len(raw_toks)
     if lo == hi:
         return prev_raw + 1, prev_raw  # nothing: an insertion point after prev
     a, b = src_norm[lo].src, src_norm[hi - 1].src
-    # A normalized token that stands for several raw ones (WRITE_ONCE's '='
-    # stands at the comma) keeps the raw tokens up to the next one.
     if widen:
         ga, gb = _trim_statements(raw_toks, prev_raw + 1, next_raw - 1)
         if ga <= a and gb >= b and _balanced([t.text for t in raw_toks[ga:gb + 1]]):
             return ga, gb
-    if _balanced([t.text for t in raw_toks[a:b + 1]]):
-        return a, b
     return a, b
 
 
@@ -317,7 +314,7 @@ class Placer:
                 if not T[nls:next_tok.start].strip():
                     return Edit(nls, nls, ins_lines)
             if prev_tok is not None:
-                _, ple, pwhole_end = _line_bounds(T, prev_tok.end, prev_tok.end)
+                _, ple, _ = _line_bounds(T, prev_tok.end, prev_tok.end)
                 rest = T[prev_tok.end:ple]
                 if not cnorm.strip_comments(rest, False).strip():
                     return Edit(ple, ple, ins_lines)
@@ -335,7 +332,7 @@ class Placer:
             # New words that open a line ('static' before a definition) go
             # right before the token they lead.
             gap = N[e:k_next.start]
-            return Edit(next_tok.start, next_tok.start, ins + (gap if gap.strip() == "" and gap else " "))
+            return Edit(next_tok.start, next_tok.start, ins + (gap if gap and not gap.strip() else " "))
         lead = _spacing(N[new.lx.toks[na - 1].end:s] if na > 0 else "")
         trail = _spacing(N[e:new.lx.toks[nb + 1].start] if nb + 1 < len(new.lx.toks) else "")
         pos = prev_tok.end if prev_tok is not None else 0

@@ -151,7 +151,7 @@ def main(argv=None) -> int:
         if diff:
             name = git(top, "config", "user.name", check=False).strip() or "ukern"
             addr = git(top, "config", "user.email", check=False).strip() or "ukern@localhost"
-            out.append(mail(args.subject or f"ukern: change exported from the working tree",
+            out.append(mail(args.subject or "ukern: change exported from the working tree",
                             f"{name} <{addr}>", email.utils.formatdate(), "", diff))
         elif not changed:
             report(f"ukern export: no ported file differs from {rev}")
