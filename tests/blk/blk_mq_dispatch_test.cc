@@ -80,7 +80,7 @@ const struct blk_mq_ops kPlainOps = {
 
 class DispatchTest : public ::testing::Test {
  protected:
-  void Setup(const struct blk_mq_ops *ops, unsigned depth, unsigned flags) {
+  void InitQueue(const struct blk_mq_ops *ops, unsigned depth, unsigned flags) {
     drv = &driver_;
     set_.ops = ops;
     set_.nr_hw_queues = 1;
@@ -153,7 +153,7 @@ class DispatchTest : public ::testing::Test {
 // driver gives the first one's budget back and that request completes; the
 // token ->get_budget returned is stored in the request.
 TEST_F(DispatchTest, BudgetHoldsBackDispatchUntilPut) {
-  Setup(&kBudgetOps, 8, 0);
+  InitQueue(&kBudgetOps, 8, 0);
   {
     std::lock_guard<std::mutex> l(driver_.mu);
     driver_.budget_limit = 1;
@@ -196,7 +196,7 @@ TEST_F(DispatchTest, BudgetHoldsBackDispatchUntilPut) {
 
 // A driver without budget ops always has one: nothing is held back.
 TEST_F(DispatchTest, NoBudgetOpsNeverHoldsBack) {
-  Setup(&kPlainOps, 8, 0);
+  InitQueue(&kPlainOps, 8, 0);
 
   struct request *rqs[4];
   for (auto &rq : rqs) {
@@ -214,7 +214,7 @@ TEST_F(DispatchTest, NoBudgetOpsNeverHoldsBack) {
 // budget is left the rest stay on the software queues, not on
 // hctx->dispatch.
 TEST_F(DispatchTest, BusyDispatchTakesOneBudgetPerRequest) {
-  Setup(&kBudgetOps, 8, 0);
+  InitQueue(&kBudgetOps, 8, 0);
   {
     std::lock_guard<std::mutex> l(driver_.mu);
     driver_.budget_limit = 2;
@@ -272,7 +272,7 @@ void DropDriverTag(struct request *rq) {
 // and runs the hctx, even with SCHED_RESTART clear (the tag may be freed by
 // another queue, whose restart does not concern this one).
 TEST_F(DispatchTest, SharedMapNoDriverTagWaitsForWakeUp) {
-  Setup(&kPlainOps, 2, BLK_MQ_F_TAG_HCTX_SHARED);
+  InitQueue(&kPlainOps, 2, BLK_MQ_F_TAG_HCTX_SHARED);
   struct blk_mq_tags *sched_tags = blk_mq_init_tags(2, 0, 0, -1);
   ASSERT_NE(sched_tags, nullptr);
   hctx_->sched_tags = sched_tags;
@@ -315,7 +315,7 @@ TEST_F(DispatchTest, SharedMapNoDriverTagWaitsForWakeUp) {
 // A map of the hctx's own: no wait queue, SCHED_RESTART instead, and the
 // next request freed on this hctx runs it.
 TEST_F(DispatchTest, OwnMapNoDriverTagMarksRestart) {
-  Setup(&kPlainOps, 2, 0);
+  InitQueue(&kPlainOps, 2, 0);
   struct blk_mq_tags *sched_tags = blk_mq_init_tags(2, 0, 0, -1);
   ASSERT_NE(sched_tags, nullptr);
   hctx_->sched_tags = sched_tags;
