@@ -143,7 +143,34 @@ class DispatchTest : public ::testing::Test {
     return found;
   }
 
+  // Gives the hctx a scheduler tag map, as an I/O scheduler would, so that
+  // `rq` can be without a driver tag: its tag goes back to the map and
+  // another user takes it, leaving the map full. Then `rq` is inserted and
+  // the hctx run. Returns the tag the other user holds.
+  int StrandWithoutDriverTag(struct request *rq) {
+    sched_tags_ = blk_mq_init_tags(2, 0, 0, -1);
+    EXPECT_NE(sched_tags_, nullptr);
+    hctx_->sched_tags = sched_tags_;
+    blk_mq_put_tag(hctx_->tags, rq->mq_ctx, rq->tag);
+    rq->tag = BLK_MQ_NO_TAG;
+    rq->internal_tag = 0;
+    int other = __sbitmap_queue_get(&hctx_->tags->bitmap_tags);
+    EXPECT_GE(other, 0);
+    blk_mq_insert_request(rq, 0);
+    blk_mq_run_hw_queue(hctx_, false);
+    flush_workqueue(kblockd_workqueue);
+    return other;
+  }
+
+  void FreeSchedTags() {
+    flush_workqueue(kblockd_workqueue);
+    hctx_->sched_tags = nullptr;
+    blk_mq_free_tags(&set_, sched_tags_);
+    sched_tags_ = nullptr;
+  }
+
   Driver driver_;
+  struct blk_mq_tags *sched_tags_ = nullptr;
   struct blk_mq_tag_set set_ = {};
   struct request_queue *q_ = nullptr;
   struct blk_mq_hw_ctx *hctx_ = nullptr;
@@ -256,16 +283,6 @@ TEST_F(DispatchTest, BusyDispatchTakesOneBudgetPerRequest) {
   EXPECT_EQ(Locked(&Driver::budget_max_seen), 2);
 }
 
-// Turns @rq into one that holds only a scheduler tag, as an I/O scheduler
-// would hand it to dispatch: its driver tag goes back to the map.
-void DropDriverTag(struct request *rq) {
-  struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
-
-  blk_mq_put_tag(hctx->tags, rq->mq_ctx, rq->tag);
-  rq->tag = BLK_MQ_NO_TAG;
-  rq->internal_tag = 0;
-}
-
 // Shared map (BLK_MQ_F_TAG_HCTX_SHARED): with every driver tag taken, the
 // hctx's dispatch_wait joins the map's wait queue and the request waits on
 // hctx->dispatch. Freeing a tag wakes dispatch_wait, which leaves the queue
@@ -273,21 +290,12 @@ void DropDriverTag(struct request *rq) {
 // another queue, whose restart does not concern this one).
 TEST_F(DispatchTest, SharedMapNoDriverTagWaitsForWakeUp) {
   InitQueue(&kPlainOps, 2, BLK_MQ_F_TAG_HCTX_SHARED);
-  struct blk_mq_tags *sched_tags = blk_mq_init_tags(2, 0, 0, -1);
-  ASSERT_NE(sched_tags, nullptr);
-  hctx_->sched_tags = sched_tags;
   struct sbitmap_queue *bt = &hctx_->tags->bitmap_tags;
-
   struct request *a = Alloc();
   struct request *b = Alloc();
-  DropDriverTag(b);
-  // Someone else (another queue) takes the freed tag: the map is full.
-  int other = __sbitmap_queue_get(bt);
+  // The other user of the freed tag stands for another queue of the set.
+  int other = StrandWithoutDriverTag(b);
   ASSERT_GE(other, 0);
-
-  blk_mq_insert_request(b, 0);
-  blk_mq_run_hw_queue(hctx_, false);
-  flush_workqueue(kblockd_workqueue);
 
   EXPECT_EQ(Queued(), 0u);
   EXPECT_TRUE(OnDispatchList(b));
@@ -307,28 +315,17 @@ TEST_F(DispatchTest, SharedMapNoDriverTagWaitsForWakeUp) {
   b->internal_tag = BLK_MQ_NO_TAG;
   blk_mq_end_request(b, BLK_STS_OK);
   blk_mq_free_request(a);
-  flush_workqueue(kblockd_workqueue);
-  hctx_->sched_tags = nullptr;
-  blk_mq_free_tags(&set_, sched_tags);
+  FreeSchedTags();
 }
 
 // A map of the hctx's own: no wait queue, SCHED_RESTART instead, and the
 // next request freed on this hctx runs it.
 TEST_F(DispatchTest, OwnMapNoDriverTagMarksRestart) {
   InitQueue(&kPlainOps, 2, 0);
-  struct blk_mq_tags *sched_tags = blk_mq_init_tags(2, 0, 0, -1);
-  ASSERT_NE(sched_tags, nullptr);
-  hctx_->sched_tags = sched_tags;
-
   struct request *a = Alloc();
   struct request *b = Alloc();
-  DropDriverTag(b);
-  int other = __sbitmap_queue_get(&hctx_->tags->bitmap_tags);
+  int other = StrandWithoutDriverTag(b);
   ASSERT_GE(other, 0);
-
-  blk_mq_insert_request(b, 0);
-  blk_mq_run_hw_queue(hctx_, false);
-  flush_workqueue(kblockd_workqueue);
 
   EXPECT_EQ(Queued(), 0u);
   EXPECT_TRUE(OnDispatchList(b));
@@ -344,9 +341,7 @@ TEST_F(DispatchTest, OwnMapNoDriverTagMarksRestart) {
   b->internal_tag = BLK_MQ_NO_TAG;
   blk_mq_end_request(b, BLK_STS_OK);
   blk_mq_put_tag(hctx_->tags, b->mq_ctx, other);
-  flush_workqueue(kblockd_workqueue);
-  hctx_->sched_tags = nullptr;
-  blk_mq_free_tags(&set_, sched_tags);
+  FreeSchedTags();
 }
 
 }  // namespace
