@@ -5,7 +5,7 @@
  * requeue, completion in the submitter's softirq context, timeouts),
  * freezing, quiescing and polling. No I/O scheduler: a bio becomes one
  * request, issued directly or, under a plug, batched with others and
- * handed to ->queue_rqs() at unplug (DESIGN.md, "the path of one I/O").
+ * handed to ->queue_rqs() at unplug (docs/blk-mq.md, "The path of one I/O").
  * Also the bits of block/blk-timeout.c and blk-softirq it uses.
  *
  * Upstream: block/blk-mq.c @ v6.12

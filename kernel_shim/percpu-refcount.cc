@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // Percpu reference counts (lib/percpu-refcount.c). See
-// <uk/linux/percpu-refcount.h> for the model and docs/readme/rcu.md.
+// <uk/linux/percpu-refcount.h> for the model and docs/rcu.md.
 //
 // Port notes:
 //  - percpu_count_ptr is read locklessly by the fast paths, so every access

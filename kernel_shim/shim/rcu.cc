@@ -3,7 +3,7 @@
 // RCU grace periods, call_rcu() and the reader registry (the API of
 // kernel/rcu/tree.c and include/linux/rcupdate.h; the algorithm of
 // liburcu's memb flavour). The read-side fast paths live in
-// <uk/linux/rcupdate.h>; docs/readme/rcu.md describes the design.
+// <uk/linux/rcupdate.h>; docs/rcu.md describes the design.
 //
 // Reader word: nesting count in the low RCU_NEST_BITS bits, the global
 // grace-period counter (rcu_gp_ctr, a multiple of RCU_GP_CTR_INC) above
