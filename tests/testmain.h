@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <thread>
 
 namespace uk::testing {
@@ -28,6 +29,25 @@ inline bool PinToHostCpu(int host) {
   CPU_ZERO(&set);
   CPU_SET(host, &set);
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+// Waits for an outcome with a bound: yields until pred() holds or the host's
+// steady clock passes `deadline`, and returns pred(). The caller asserts on
+// the result, so a lost wake-up fails the test instead of hanging it.
+template <class Pred>
+bool WaitUntil(Pred pred, std::chrono::steady_clock::time_point deadline) {
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return pred();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// WaitUntil() `limit` from now.
+template <class Pred>
+bool WaitFor(Pred pred,
+             std::chrono::nanoseconds limit = std::chrono::seconds(10)) {
+  return WaitUntil(pred, std::chrono::steady_clock::now() + limit);
 }
 
 }  // namespace uk::testing

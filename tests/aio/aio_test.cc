@@ -255,8 +255,7 @@ TEST_F(AioTest, DestroyWaitsForInflight)
 	/* Complete only once the context is dead, i.e. io_destroy is running. */
 	std::thread completer([&] {
 		CtxInfo info;
-		for (int i = 0; i < 10000000 && uk::aio::ctx_info(ctx, &info) == 0; i++)
-			std::this_thread::yield();
+		uk::testing::WaitFor([&] { return uk::aio::ctx_info(ctx, &info) != 0; });
 		completed = true;
 		CompleteDeferred(8);
 	});

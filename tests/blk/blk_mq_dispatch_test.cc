@@ -122,13 +122,9 @@ class DispatchTest : public ::testing::Test {
     return driver_.queued.size();
   }
 
-  // Waits (up to 5 s) until the driver has been given `n` requests.
+  // Waits (bounded) until the driver has been given `n` requests.
   bool WaitQueued(size_t n) {
-    for (int i = 0; i < 5000; i++) {
-      if (Queued() >= n) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
+    return uk::testing::WaitFor([&] { return Queued() >= n; });
   }
 
   bool OnDispatchList(struct request *rq) {

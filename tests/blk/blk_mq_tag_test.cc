@@ -701,11 +701,8 @@ TEST_F(BlkMqTagTest, StressSleepingAllocation) {
       done++;
     });
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done.load() < (int)nthreads &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::yield();
-  bool hung = done.load() < (int)nthreads;
+  bool hung = !uk::testing::WaitFor(
+      [&] { return done.load() >= (int)nthreads; }, std::chrono::seconds(30));
   while (done.load() < (int)nthreads) {
     for (auto *t : f.tags_arr) blk_mq_tag_wakeup_all(t, true);
     std::this_thread::yield();

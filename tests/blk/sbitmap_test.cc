@@ -261,14 +261,8 @@ TEST_F(SbitmapTest, DeferredClearRaceKeepsFreeBit) {
   sbitmap_deferred_clear_hook = [](struct sbitmap_word *) {
     sbitmap_deferred_clear_hook = nullptr;
     phase.store(1);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (phase.load() < 2) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        timed_out = true;
-        break;
-      }
-      cpu_relax();
-    }
+    if (!uk::testing::WaitFor([] { return phase.load() >= 2; }))
+      timed_out = true;
   };
   uk::sched_hook = [](const char *where) {
     if (t2_tid.load() == gettid() && strcmp(where, "spin_lock") == 0) {
@@ -889,11 +883,8 @@ TEST_F(SbqTest, StressGetPutWithSleepers) {
   }
   // Wait with a deadline: a missed wake-up leaves some thread stuck before
   // done++, which this loop reports instead of hanging.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done.load() < (int)nthreads &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::yield();
-  bool hung = done.load() < (int)nthreads;
+  bool hung = !uk::testing::WaitFor(
+      [&] { return done.load() >= (int)nthreads; }, std::chrono::seconds(30));
   while (done.load() < (int)nthreads)
     sbitmap_queue_wake_all(&sbq);  // unstick to join
   for (auto &t : ts) t.join();

@@ -623,7 +623,6 @@ void RunQd64(struct block_device *b, long per_thread) {
   std::atomic<bool> timed_out{false};
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  auto late = [&] { return std::chrono::steady_clock::now() > deadline; };
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < nthreads; t++) {
     ts.emplace_back([&, t] {
@@ -631,12 +630,11 @@ void RunQd64(struct block_device *b, long per_thread) {
       struct iovec iov = {buf, sizeof(buf)};
       QdSubmitter &s = (*subs)[t];
       for (long i = 0; i < per_thread && !timed_out.load(); i++) {
-        while (s.inflight.load(std::memory_order_acquire) >= 64) {
-          if (late()) {
-            timed_out = true;
-            return;
-          }
-          std::this_thread::yield();
+        if (!uk::testing::WaitUntil(
+                [&] { return s.inflight.load(std::memory_order_acquire) < 64; },
+                deadline)) {
+          timed_out = true;
+          return;
         }
         s.inflight.fetch_add(1, std::memory_order_relaxed);
         loff_t pos = (loff_t)(((t * 7919 + i * 104729) % 4096) * 4096);
@@ -646,12 +644,11 @@ void RunQd64(struct block_device *b, long per_thread) {
           s.inflight.fetch_sub(1);
         }
       }
-      while (s.inflight.load(std::memory_order_acquire) != 0) {
-        if (late()) {
-          timed_out = true;
-          return;
-        }
-        std::this_thread::yield();
+      if (!uk::testing::WaitUntil(
+              [&] { return s.inflight.load(std::memory_order_acquire) == 0; },
+              deadline)) {
+        timed_out = true;
+        return;
       }
       finished++;
     });

@@ -1,35 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Shared by the null_blk I/O tests: a fixture that loads null_blk devices
-// from a module-parameter string and unloads them after the test, and a
-// bounded wait for asynchronous completions.
+// from a module-parameter string and unloads them after the test (and,
+// through testmain.h, WaitFor() for asynchronous completions).
 #ifndef UKERN_TESTS_DEVICES_NULLB_FIXTURE_H_
 #define UKERN_TESTS_DEVICES_NULLB_FIXTURE_H_
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include <uk/devices/null_blk.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/workqueue.h>
 
+#include "testmain.h"
 #include "../../blk/blk-mq.h"
 
 namespace uk::testing {
-
-// Polls `done` until it holds; false once `seconds` have passed.
-template <typename F>
-bool WaitFor(F done, int seconds = 10) {
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 // Devices opened through Load()/Open() are put, null_blk is unloaded and
 // its module parameters are reset when the test ends.

@@ -23,11 +23,7 @@ using uk::testing::Recorder;
 using uk::testing::VirtualClockTest;
 using uk::testing::WaitFor;
 
-struct NamedTimer {
-  struct hrtimer timer;
-  Recorder *rec;
-  std::string name;
-};
+using NamedTimer = uk::testing::NamedTimer<struct hrtimer>;
 
 enum hrtimer_restart record_fn(struct hrtimer *t) {
   NamedTimer *nt = container_of(t, NamedTimer, timer);
@@ -392,7 +388,7 @@ TEST(HrtimerHostTest, OneMillisecondTimerFires) {
   u64 start = uk::host_clock_ns();
   hrtimer_start(&t, ms_to_ktime(1), HRTIMER_MODE_REL);
   uk::pin_thread_to_cpu(-1);
-  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 1; }, 5.0));
+  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 1; }));
   EXPECT_GE(uk::host_clock_ns() - start, 1000000u);
   EXPECT_EQ(host_flag_cpu.load(), 0);
   EXPECT_TRUE(host_flag_hardirq.load());
@@ -402,7 +398,7 @@ TEST(HrtimerHostTest, OneMillisecondTimerFires) {
   uk::pin_thread_to_cpu(0);
   hrtimer_start(&t, ms_to_ktime(1), HRTIMER_MODE_REL);
   uk::pin_thread_to_cpu(-1);
-  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 2; }, 5.0));
+  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 2; }));
   // And a later timer armed behind an earlier one on the same CPU.
   struct hrtimer t2;
   hrtimer_setup(&t2, flag_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
@@ -410,7 +406,7 @@ TEST(HrtimerHostTest, OneMillisecondTimerFires) {
   hrtimer_start(&t, ms_to_ktime(200), HRTIMER_MODE_REL);
   hrtimer_start(&t2, ms_to_ktime(1), HRTIMER_MODE_REL);
   uk::pin_thread_to_cpu(-1);
-  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 3; }, 5.0));
+  ASSERT_TRUE(WaitFor([] { return host_flag.load() == 3; }));
   EXPECT_EQ(hrtimer_cancel(&t), 1);
 }
 

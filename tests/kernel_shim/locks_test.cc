@@ -17,20 +17,9 @@
 
 namespace {
 
-long Warns() { return __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED); }
+using uk::testing::WaitFor;
 
-// Waits (yielding) until pred() holds or the deadline passes; the caller
-// asserts on the result, so a broken lock fails instead of hanging.
-template <typename Pred>
-bool WaitFor(Pred pred,
-             std::chrono::milliseconds limit = std::chrono::seconds(5)) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+long Warns() { return __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED); }
 
 class LocksTest : public ::testing::Test {
  protected:
@@ -252,10 +241,7 @@ TEST_F(LocksTest, RwlockReadersRunConcurrently) {
       uk::pin_thread_to_cpu(r);
       read_lock(&rw);
       inside++;
-      auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (inside.load() < 2 && std::chrono::steady_clock::now() < end)
-        cpu_relax();
-      if (inside.load() == 2) met++;
+      if (WaitFor([&] { return inside.load() == 2; })) met++;
       read_unlock(&rw);
     });
   }

@@ -24,6 +24,8 @@ extern char **environ;
 
 namespace {
 
+using uk::testing::WaitFor;
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -36,17 +38,6 @@ struct TortureObj {
   uint64_t payload[6];
   struct rcu_head rh;
 };
-
-// Waits (yielding) until pred() or the deadline; returns pred().
-template <typename Pred>
-bool WaitFor(Pred pred, milliseconds limit = milliseconds(5000)) {
-  auto end = Clock::now() + limit;
-  while (!pred()) {
-    if (Clock::now() > end) return pred();
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 // True once a writer sleeps in synchronize_rcu() waiting for a reader.
 bool WriterSleeping() {
@@ -165,11 +156,12 @@ TEST(RcuTest, GracePeriodWaitsForPreexistingReadersOnly) {
   EXPECT_FALSE(sync_done.load());
   EXPECT_FALSE(poll_state_synchronize_rcu(cookie));
 
-  // A reader that starts now is not waited for.
+  // A reader that starts now is not waited for. It stays inside longer than
+  // the wait for the writer below, so a writer that waits for it fails.
   std::thread r2([&] {
     rcu_read_lock();
     r2_state = 1;
-    WaitFor([&] { return r2_state.load() == 2; }, milliseconds(8000));
+    WaitFor([&] { return r2_state.load() == 2; }, std::chrono::seconds(30));
     rcu_read_unlock();
   });
   ASSERT_TRUE(WaitFor([&] { return r2_state.load() == 1; }));

@@ -17,6 +17,8 @@
 #include <uk/linux/timekeeping.h>
 #include <uk/shim/clock.h>
 
+#include "testmain.h"
+
 namespace uk::testing {
 
 // What a callback saw.
@@ -55,6 +57,16 @@ class Recorder {
   std::vector<Event> events_;
 };
 
+// A timer (struct hrtimer or struct timer_list) whose callback records its
+// name in `rec`; a timer_list callback also keeps the jiffies it ran at.
+template <class Timer>
+struct NamedTimer {
+  Timer timer;
+  Recorder *rec;
+  std::string name;
+  unsigned long jiffies_seen = 0;
+};
+
 // Virtual clock at 1 s, 4 CPUs, no ksoftirqd: only the test moves time.
 class VirtualClockTest : public ::testing::Test {
  protected:
@@ -70,17 +82,6 @@ class VirtualClockTest : public ::testing::Test {
     softirq_set_threads(true);
   }
 };
-
-// Spins (with yields) until `pred` holds or `seconds` of host time pass.
-template <class Pred>
-bool WaitFor(Pred pred, double seconds = 5.0) {
-  u64 end = host_clock_ns() + static_cast<u64>(seconds * 1e9);
-  while (!pred()) {
-    if (host_clock_ns() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 }  // namespace uk::testing
 

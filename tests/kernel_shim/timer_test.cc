@@ -20,12 +20,7 @@ using uk::testing::Recorder;
 using uk::testing::VirtualClockTest;
 using uk::testing::WaitFor;
 
-struct NamedTimer {
-  struct timer_list timer;
-  Recorder *rec;
-  std::string name;
-  unsigned long jiffies_seen = 0;
-};
+using NamedTimer = uk::testing::NamedTimer<struct timer_list>;
 
 void record_fn(struct timer_list *t) {
   NamedTimer *nt = from_timer(nt, t, timer);
@@ -248,7 +243,7 @@ TEST(TimerHostTest, OneJiffyTimerFires) {
       &t, [](struct timer_list *) { n++; }, 0);
   unsigned long j = jiffies;
   mod_timer(&t, j + 1);
-  ASSERT_TRUE(WaitFor([] { return n.load() == 1; }, 5.0));
+  ASSERT_TRUE(WaitFor([] { return n.load() == 1; }));
   EXPECT_TRUE(time_after_eq(jiffies, j + 1));
   EXPECT_EQ(del_timer_sync(&t), 0);
 }
