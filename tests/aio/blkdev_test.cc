@@ -343,7 +343,7 @@ std::string IrqmodeName(const ::testing::TestParamInfo<int> &i)
 
 INSTANTIATE_TEST_SUITE_P(Irqmode, AioBlkdevTest, ::testing::Values(0, 1, 2), IrqmodeName);
 
-TEST(AioBlkdevOpen, Errors)
+TEST(AioBlkdevOpenTest, Errors)
 {
 	EXPECT_EQ(uk::aio_open_blkdev("nosuchdev", O_RDWR), -ENOENT);
 	EXPECT_EQ(uk::aio_close_blkdev(-1), -EBADF);
@@ -352,7 +352,7 @@ TEST(AioBlkdevOpen, Errors)
 }
 
 // A read-only open refuses writes at io_submit (-EBADF), as the kernel does.
-TEST(AioBlkdevOpen, ReadOnlyRefusesWrites)
+TEST(AioBlkdevOpenTest, ReadOnlyRefusesWrites)
 {
 	null_blk_reset_module_params();
 	ASSERT_EQ(null_blk_module_params("gb=1 irqmode=0"), 0);

@@ -222,7 +222,7 @@ void PrepRw(struct iocb *cb, int op, int fd, void *buf, size_t len, long long of
 	cb->aio_data = 0x1234;
 }
 
-TEST(AioConformance, SetupErrors)
+TEST(AioConformanceTest, SetupErrors)
 {
 	RunBoth([](Backend &b, Transcript &t) {
 		aio_context_t ctx = 0;
@@ -250,7 +250,7 @@ TEST(AioConformance, SetupErrors)
 	});
 }
 
-TEST(AioConformance, RingGeometry)
+TEST(AioConformanceTest, RingGeometry)
 {
 	if (nr_cpu_ids != (unsigned)sysconf(_SC_NPROCESSORS_CONF))
 		GTEST_SKIP() << "nr_cpu_ids differs from the host's possible CPUs";
@@ -285,7 +285,7 @@ TEST(AioConformance, RingGeometry)
 	});
 }
 
-TEST(AioConformance, SubmitErrors)
+TEST(AioConformanceTest, SubmitErrors)
 {
 	std::string path = TmpFile("submit", 8192);
 
@@ -368,7 +368,7 @@ TEST(AioConformance, SubmitErrors)
 	unlink(path.c_str());
 }
 
-TEST(AioConformance, ReadWriteEvents)
+TEST(AioConformanceTest, ReadWriteEvents)
 {
 	std::string path = TmpFile("rw", 8192);
 
@@ -441,7 +441,7 @@ TEST(AioConformance, ReadWriteEvents)
 	unlink(path.c_str());
 }
 
-TEST(AioConformance, EventfdAndPoll)
+TEST(AioConformanceTest, EventfdAndPoll)
 {
 	std::string path = TmpFile("poll", 4096);
 
@@ -523,7 +523,7 @@ TEST(AioConformance, EventfdAndPoll)
 	unlink(path.c_str());
 }
 
-TEST(AioConformance, GeteventsSemantics)
+TEST(AioConformanceTest, GeteventsSemantics)
 {
 	std::string path = TmpFile("getev", 4096);
 
@@ -571,7 +571,7 @@ TEST(AioConformance, GeteventsSemantics)
 }
 
 /* Ring slots: per-CPU batching on one CPU, and user-space reaping. */
-TEST(AioConformance, RingSlotsAndUserReap)
+TEST(AioConformanceTest, RingSlotsAndUserReap)
 {
 	if (nr_cpu_ids != (unsigned)sysconf(_SC_NPROCESSORS_CONF))
 		GTEST_SKIP() << "nr_cpu_ids differs from the host's possible CPUs";
@@ -618,7 +618,7 @@ TEST(AioConformance, RingSlotsAndUserReap)
 	unlink(path.c_str());
 }
 
-TEST(AioConformance, MremapMovesTheHandle)
+TEST(AioConformanceTest, MremapMovesTheHandle)
 {
 	std::string path = TmpFile("mremap", 4096);
 
@@ -647,7 +647,7 @@ TEST(AioConformance, MremapMovesTheHandle)
 	unlink(path.c_str());
 }
 
-TEST(AioConformance, ForkChildHasNoContexts)
+TEST(AioConformanceTest, ForkChildHasNoContexts)
 {
 	RunBoth([&](Backend &b, Transcript &t) {
 		aio_context_t ctx = 0;

@@ -16,7 +16,7 @@
 
 namespace {
 
-TEST(BlkStatus, ErrnoMapping) {
+TEST(BlkStatusTest, ErrnoMapping) {
   EXPECT_EQ(blk_status_to_errno(BLK_STS_OK), 0);
   EXPECT_EQ(blk_status_to_errno(BLK_STS_NOTSUPP), -EOPNOTSUPP);
   EXPECT_EQ(blk_status_to_errno(BLK_STS_TIMEOUT), -ETIMEDOUT);
@@ -50,7 +50,7 @@ TEST(BlkStatus, ErrnoMapping) {
 
 // block/fops.c's layout: the caller's struct in front of each bio, inline
 // vecs up to BIO_INLINE_VECS, a separate table beyond; bio_put frees both.
-TEST(Bio, BiosetFrontPadAndVecs) {
+TEST(BioTest, BiosetFrontPadAndVecs) {
   struct dio_like {
     long cookie;
     struct bio bio;  // last: the inline vecs follow
@@ -97,7 +97,7 @@ TEST(Bio, BiosetFrontPadAndVecs) {
   bioset_exit(&bs);
 }
 
-TEST(Bio, SegmentsSplitAtPageBoundaries) {
+TEST(BioTest, SegmentsSplitAtPageBoundaries) {
   long before = uk::kmalloc_nr_allocated();
   // Two page-aligned pages + an unaligned tail buffer.
   alignas(4096) static char buf[3 * 4096];
@@ -161,7 +161,7 @@ void TestEndIo(struct bio *bio) {
   g_endio_status = bio->bi_status;
 }
 
-TEST(Bio, ChainCompletesParentLast) {
+TEST(BioTest, ChainCompletesParentLast) {
   long before = uk::kmalloc_nr_allocated();
   g_endio_calls = 0;
   struct bio *parent = bio_alloc(nullptr, 0, REQ_OP_READ, GFP_KERNEL);

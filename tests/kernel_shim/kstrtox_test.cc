@@ -10,7 +10,7 @@
 
 namespace {
 
-TEST(Kstrtox, UllBasesAndNewline) {
+TEST(KstrtoxTest, UllBasesAndNewline) {
   unsigned long long v = 0;
   EXPECT_EQ(kstrtoull("0", 0, &v), 0);
   EXPECT_EQ(v, 0u);
@@ -30,7 +30,7 @@ TEST(Kstrtox, UllBasesAndNewline) {
   EXPECT_EQ(v, ~0ULL);
 }
 
-TEST(Kstrtox, UllRejects) {
+TEST(KstrtoxTest, UllRejects) {
   unsigned long long v = 5;
   EXPECT_EQ(kstrtoull("", 0, &v), -EINVAL);
   EXPECT_EQ(kstrtoull("\n", 0, &v), -EINVAL);
@@ -46,7 +46,7 @@ TEST(Kstrtox, UllRejects) {
   EXPECT_EQ(v, 5u);  // untouched on error
 }
 
-TEST(Kstrtox, SignedLimits) {
+TEST(KstrtoxTest, SignedLimits) {
   long long ll = 0;
   EXPECT_EQ(kstrtoll("-9223372036854775808", 10, &ll), 0);
   EXPECT_EQ(ll, LLONG_MIN);
@@ -91,7 +91,7 @@ TEST(Kstrtox, SignedLimits) {
   EXPECT_EQ(sw, -32768);
 }
 
-TEST(Kstrtox, Bool) {
+TEST(KstrtoxTest, Bool) {
   bool b = false;
   for (const char *t :
        {"y", "Y", "yes", "1", "t", "true", "T", "on", "ON", "On\n"}) {
@@ -113,7 +113,7 @@ TEST(Kstrtox, Bool) {
   EXPECT_EQ(kstrtobool(nullptr, &b), -EINVAL);
 }
 
-TEST(Kstrtox, ParseIntegerCountsAndOverflow) {
+TEST(KstrtoxTest, ParseIntegerCountsAndOverflow) {
   unsigned long long v;
   EXPECT_EQ(_parse_integer("123abc", 10, &v), 3u);
   EXPECT_EQ(v, 123u);
