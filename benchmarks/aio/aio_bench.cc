@@ -387,7 +387,7 @@ double SharedRun(bool shared)
 
 enum class Era {
 	kAfter,	   /* 3.10+: percpu reqs_available and refs, no ctx_lock */
-	kBefore,   /* the issue's two switches: locked counter, atomic refs */
+	kBefore,   /* before 3.10: locked counter, atomic refs */
 	kBefore39, /* both, plus 3.9's ctx_lock sections around each iocb */
 };
 
@@ -805,7 +805,7 @@ BENCHMARK_CAPTURE(BM_SubmitOnlySharingPaired, after, Era::kAfter)
 	->Iterations(1)
 	->Unit(benchmark::kMillisecond);
 
-/* Printed last: the ratios the issue asks for, from this same run. */
+/* Printed last: the seed ratios, from this same run. */
 void BM_Summary(benchmark::State &state)
 {
 	for (auto _ : state) {
