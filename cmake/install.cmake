@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# ukern as an installed library: the static layers and their headers,
-# libukern_aio.so and the CMake package `ukern` (targets ukern::<name>).
+# ukern as an installed library (docs/install.md): the static layers and
+# their headers, libukern_aio.so, the CMake package `ukern` (targets
+# ukern::<name>) and the pkg-config files ukern.pc and ukern-aio.pc.
 include(CMakePackageConfigHelpers)
 
 # <target> <name>: installed and exported as ukern::<name>, and the same
@@ -50,3 +51,27 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/ukernConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/ukernConfig.cmake
   ${PROJECT_BINARY_DIR}/ukernConfigVersion.cmake DESTINATION ${UKERN_CMAKE_DIR})
 
+# pkg-config: paths relative to the .pc file, so that any --prefix works.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(UKERN_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH UKERN_PC_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+  string(REGEX REPLACE "/$" "" UKERN_PC_PREFIX "\${pcfiledir}/${UKERN_PC_PREFIX}")
+endif()
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(UKERN_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(UKERN_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+set(UKERN_PC_REQUIRES "")
+if(UKERN_JEMALLOC)
+  set(UKERN_PC_REQUIRES jemalloc)
+endif()
+list(JOIN UKERN_SANITIZE_LINK " " UKERN_PC_LIBS)
+string(STRIP "-pthread ${UKERN_PC_LIBS}" UKERN_PC_LIBS)
+foreach(pc ukern ukern-aio)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
