@@ -198,19 +198,37 @@ class Runner:
         say(f"{tag}: {time.time() - t0:.0f} s")
         return load_json(os.path.join(ROOT, out))
 
-    def icount(self, suite, names, min_time="0.05"):
+    def icount(self, suite, names, min_time="0.05", cmdline=None):
         """Instructions per iteration of each named single-threaded
-        benchmark (tools/icount.py), {name: Ir}."""
+        benchmark (tools/icount.py), {name: Ir}; @cmdline: the module
+        parameters (UKERN_CMDLINE) to run it with."""
         sys.path.insert(0, os.path.join(ROOT, "tools"))
         import icount  # noqa: E402
         binary = os.path.join(ROOT, BIN_DIR, f"ukern_bench_{suite}")
         out = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in names:
-                res = icount.count(binary, name, min_time, tmp)
-                out[name] = None if res is None else round(res[1], 1)
-                say(f"icount {name}: {out[name]}")
+        saved = os.environ.get("UKERN_CMDLINE")
+        if cmdline is not None:
+            os.environ["UKERN_CMDLINE"] = cmdline
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name in names:
+                    res = icount.count(binary, name, min_time, tmp)
+                    out[name] = None if res is None else round(res[1], 1)
+                    say(f"icount {name}{' ' + cmdline if cmdline else ''}: {out[name]}")
+        finally:
+            if saved is None:
+                os.environ.pop("UKERN_CMDLINE", None)
+            else:
+                os.environ["UKERN_CMDLINE"] = saved
         return out
+
+    def takes_params(self, suite):
+        """Whether the suite's binary reads module parameters from
+        UKERN_CMDLINE: it must refuse one that does not exist."""
+        binary = os.path.join(ROOT, BIN_DIR, f"ukern_bench_{suite}")
+        env = dict(os.environ, UKERN_CMDLINE="seeds.no_such_parameter=1")
+        return subprocess.run([binary, "--benchmark_list_tests"], env=env,
+                              capture_output=True).returncode != 0
 
 
 def say(msg):
@@ -273,7 +291,9 @@ S1_CORES = [1, 2, 4, 8, 16, 32]
 S1_LIST_MS = [109376, 69119, 35682, 22671, 19724, 16408]
 S1_RADIX_MS = [73651, 41748, 23028, 16766, 15232, 13787]
 S1_RATIO = [0.6612, 0.6559, 0.6663, 0.7231, 0.7726, 0.8366]  # radix / list, as published
-S1_ONE_CTX = (58892, 59404)  # list, radix ms with one context per process
+S1_ONE_CTX = (58892, 59404)
+# One submit + getevents of one I/O on one context, counted per lookup mode.
+S1_ICOUNT = "BM_WholePath_ukern_null/1"  # list, radix ms with one context per process
 
 
 def run_aio_table(r):
@@ -286,10 +306,17 @@ def run_aio_table(r):
     one = r.bench("aio", "aio-table-one", full + [
         "--benchmark_filter=^BM_OneContextPaired", "--benchmark_repetitions=" +
         ("1" if r.quick else "3")], commands=cmds)
-    return analyze_aio_table(per, one), cmds
+    ir = {}
+    if r.takes_params("aio"):
+        for mode in ("list", "radix", "table"):
+            cmds.append({"argv": ["tools/ukern", "icount", "aio", "--filter",
+                                  f"^{S1_ICOUNT}$", "--min-time", "0.05"],
+                         "env": {"UKERN_CMDLINE": f"aio.lookup={mode}"}})
+            ir[mode] = r.icount("aio", [S1_ICOUNT], cmdline=f"aio.lookup={mode}")[S1_ICOUNT]
+    return analyze_aio_table(per, one, ir), cmds
 
 
-def analyze_aio_table(per, one):
+def analyze_aio_table(per, one, ir=None):
     g = group(per)
     ns = {m: [med_field(g.get(f"BM_PerThreadCtx/{m}/{n}"), "ns_per_io") for n in CONTEXTS]
           for m in ("list", "radix", "table")}
@@ -304,6 +331,7 @@ def analyze_aio_table(per, one):
             "median": median(meds),
             "p25": min((r["table_over_list_1_p25"] for r in runs), default=None),
             "p75": max((r["table_over_list_1_p75"] for r in runs), default=None),
+            "ir": ir or {},
         },
     }
 
@@ -336,7 +364,16 @@ def render_aio_table(res, md, plot):
     pub_lo, pub_hi = min(S1_RATIO), max(S1_RATIO)
     ok_big = tl[big] is not None and tl[big] <= pub_hi and rl[big] is not None and rl[big] <= pub_hi
     ok_shape = rho is not None and rho <= -0.5
-    ok_one = one["median"] is not None and one["median"] <= 1.02
+    ir = one.get("ir", {})
+    ir_ratio = ratio(ir.get("table"), ir.get("list"))
+    if ir_ratio is not None:
+        ok_one = ir_ratio <= 1.02
+        ir_text = (f"; instructions per submit + getevents (`{S1_ICOUNT}`): list "
+                   f"{fmt(ir.get('list'))}, radix {fmt(ir.get('radix'))}, table "
+                   f"{fmt(ir.get('table'))}, table / list {fix(ir_ratio, 4)} (the verdict)")
+    else:
+        ok_one = one["median"] is not None and one["median"] <= 1.02
+        ir_text = ""
     claims = [
         ["with 512 contexts, a lookup that does not walk a list is faster: "
          "radix / list at 512 jobs",
@@ -350,8 +387,8 @@ def render_aio_table(res, md, plot):
          f"radix / list {S1_ONE_CTX[1] / S1_ONE_CTX[0]:.4f} (1.5 % throughput loss "
          "reported: the reason for the table)",
          f"table / list {fix(one['median'], 4)} (median of per-pair ratios over "
-         f"{len(one['runs'])} run(s); quartiles {fix(one['p25'], 3)}-{fix(one['p75'], 3)})",
-         verdict(ok_one)],
+         f"{len(one['runs'])} run(s); quartiles {fix(one['p25'], 3)}-{fix(one['p75'], 3)})"
+         + ir_text, verdict(ok_one)],
     ]
     md += [""] + table(["claim", "published", "ours", "verdict"], claims,
                        ["---", "---", "---", "---"])
@@ -496,10 +533,13 @@ def render_aio_percpu(res, md, plot):
 
 
 def run_aio_retry(r):
-    """The slot for seed 3: a reproduction runs pipetest-style AIO on the
-    retry-based engine with and without the changes and reports context
-    switches per second and passes per second. Until the engine exists there
-    is nothing to run."""
+    """Seed 3's slot. Its reproduction runs pipetest (N pipe pairs, T
+    tokens, AIO reads and writes) on the retry-based engine with the
+    changes off and on, side by side, and reduces to context switches per
+    second and passes per second for each; render_aio_retry() then puts
+    them next to the published figures. Once the engine and its benchmark
+    exist, name their suite in the SEEDS entry, run them here and return
+    (figures, commands)."""
     return None, []
 
 
@@ -970,14 +1010,45 @@ SUITE_TEXT = {
             "`io_submit`/`io_getevents` on the null file, an emulated nullb, a host fd and the "
             "host kernel's own AIO; contexts per thread by lookup mode (seed 1); sharing one "
             "context, paired in ABBA order, before and after the percpu changes (seed 2); "
-            "`BM_Summary` prints the ratios."),
+            "`BM_Summary` reports the seed ratios as counters."),
 }
 
 
 def render_results(data, plot):
+    """docs/results.md and the plots ({seed: figure})."""
+    sections, figs, rows = [], {}, []
+    for s in SEEDS:
+        res = data.get("seeds", {}).get(s.key)
+        body = []
+        if not s.suites:
+            s.render(None, body, None)
+        elif not res or not res.get("figures"):
+            body += ["No run recorded yet: `tools/ukern seeds " + s.key + "`."]
+        else:
+            m = res["meta"]
+            if m.get("quick"):
+                body += ["**Quick run** (`--quick`: fewer repetitions and shorter runs); "
+                         "the full form is `tools/ukern seeds " + s.key + "`.", ""]
+            body += run_lines(m, s.key)
+            fig = s.render(res["figures"], body, plot)
+            if fig is not None:
+                figs[s.key] = fig
+                body += ["", f"![{s.title}](results/{s.key}.png)"]
+        text = "\n".join(body)
+        met, missed, none = (text.count("| met |"), text.count("| **not met** |"),
+                             text.count("| not reproduced |"))
+        counts = ", ".join(f"{n} {w}" for n, w in ((met, "met"), (missed, "not met"),
+                                                    (none, "not reproduced")) if n)
+        m = res["meta"] if res and res.get("figures") else {}
+        rows.append([str(s.number), f"[{s.title}](#{anchor(s)})", f"`{s.key}`",
+                     counts or "-",
+                     ("quick" if m.get("quick") else "full") if m else "-",
+                     m.get("commit", "-"), m.get("date", "-")])
+        sections += ["", f"## {s.number}. {s.title}", "", f"Patch: {s.patch}.", "",
+                     f"Claim: {s.claim}.", ""] + body
     md = ["# Seed reproductions against the published figures", "",
           "ukern reproduces five kernel patches. Each section below puts our figures next "
-          "to the ones the patch's authors published, states the claim and whether our "
+          "to the ones the patch's authors published, states each claim and whether our "
           "run meets it, and gives the command, commit, machine and date of the run. "
           "The published figures come from real kernels on real hardware; ours are "
           "user-mode runs on the machine named: compare shapes and ratios measured side "
@@ -985,36 +1056,9 @@ def render_results(data, plot):
           "Generated by `tools/ukern seeds` (tools/seeds.py) from docs/results/data.json; "
           "`tools/ukern seeds --pages` rewrites this page, the plots and "
           "benchmarks/README.md from that file.", ""]
-    rows = []
-    for s in SEEDS:
-        res = data.get("seeds", {}).get(s.key)
-        m = res["meta"] if res else {}
-        rows.append([str(s.number), f"[{s.title}](#{anchor(s)})", s.key,
-                     ("quick" if m.get("quick") else "full") if res and res.get("figures") else
-                     "-", m.get("commit", "-"), m.get("date", "-")])
-    md += table(["seed", "patch", "name", "run", "commit", "date"], rows,
-                ["---:", "---", "---", "---", "---", "---"])
-    figs = {}
-    for s in SEEDS:
-        res = data.get("seeds", {}).get(s.key)
-        md += ["", f"## {s.number}. {s.title}", "", f"Patch: {s.patch}.", "",
-               f"Claim: {s.claim}.", ""]
-        if s.run is run_aio_retry:
-            s.render(None, md, None)
-            continue
-        if not res or not res.get("figures"):
-            md += ["No run recorded yet: `tools/ukern seeds " + s.key + "`."]
-            continue
-        m = res["meta"]
-        if m.get("quick"):
-            md += ["**Quick run** (`--quick`: fewer repetitions and shorter runs); "
-                   "the full form is `tools/ukern seeds " + s.key + "`.", ""]
-        md += run_lines(m, s.key)
-        fig = s.render(res["figures"], md, plot)
-        if fig is not None:
-            figs[s.key] = fig
-            md += ["", f"![{s.title}](results/{s.key}.png)"]
-    return "\n".join(md) + "\n", figs
+    md += table(["seed", "patch", "name", "claims", "run", "commit", "date"], rows,
+                ["---:", "---", "---", "---", "---", "---", "---"])
+    return "\n".join(md + sections) + "\n", figs
 
 
 def anchor(seed):
@@ -1202,6 +1246,9 @@ def main(argv):
         if key == "suites":
             figures, cmds = run_suites(r)
             data["suites"] = {"figures": figures, "meta": meta(args.quick, cmds, time.time() - t0, load)}
+        elif not SEED_BY[key].suites:
+            say(f"{key}: not reproduced: nothing to run")
+            continue
         else:
             seed = SEED_BY[key]
             figures, cmds = seed.run(r)

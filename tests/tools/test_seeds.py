@@ -194,6 +194,8 @@ class PageTest(unittest.TestCase):
         s1 = section(md, 1)
         self.assertIn("table / list 0.12, radix / list 0.15 | met", s1)
         self.assertIn("table / list 1.0100", s1)
+        self.assertIn("| `aio-percpu` | 2 met, 1 not met | full | abc1234 |", md)
+        self.assertIn("| `aio-retry` | 2 not reproduced | - |", md)
         s2 = section(md, 2)
         self.assertIn("submit only 1.0 %; whole cycle 33.0 % (host kernel: 7.0 %) | **not met**",
                       s2)
@@ -201,6 +203,15 @@ class PageTest(unittest.TestCase):
         self.assertIn("timeouts: today 0, v6.1 8 | met", s5)
         self.assertIn("| 16 | 16,000,000 | 14,400,000 | 0.900 (0.80-1.00) |", s5)
         self.assertIn("0.900-1.020 | **not met**", s5)
+
+    def test_one_context_by_instructions(self):
+        f = seeds.analyze_aio_table(sample("aio-contexts.json"), sample("aio-one.json"),
+                                    {"list": 1000.0, "radix": 1100.0, "table": 1030.0})
+        md = []
+        seeds.render_aio_table(f, md, None)
+        text = "\n".join(md)
+        # the time ratio (1.01) would pass; the instruction ratio decides
+        self.assertIn("table / list 1.0300 (the verdict) | **not met** |", text)
 
     def test_plots(self):
         if not HAVE_MPL:
