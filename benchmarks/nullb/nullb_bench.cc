@@ -270,7 +270,7 @@ void SetScheme(struct block_device *b, int scheme) {
   sbitmap_queue_set_wake_scheme(TagBitmap(b), (enum sbq_wake_scheme)scheme);
 }
 
-// irqmode for the IOPS runs: UKERN_NULLB_IRQMODE (default 0, see docs/bench/nullb.md).
+// irqmode for the IOPS runs: UKERN_NULLB_IRQMODE (default 0; the modes are in docs/null_blk.md).
 int IrqMode() {
   const char *e = getenv("UKERN_NULLB_IRQMODE");
   return e ? atoi(e) : 0;

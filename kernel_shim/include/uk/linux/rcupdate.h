@@ -2,7 +2,7 @@
 /*
  * RCU (include/linux/rcupdate.h). Pointer publication and access, and the
  * read-side fast paths, are here; grace periods, call_rcu() and the reader
- * registry are in kernel_shim/shim/rcu.cc (see README.md, "RCU").
+ * registry are in kernel_shim/shim/rcu.cc (see docs/rcu.md).
  *
  * The read side follows liburcu's "memb" flavour: each thread has a reader
  * word (nesting count in the low RCU_NEST_BITS bits, a snapshot of the
