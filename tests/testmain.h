@@ -6,8 +6,16 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+
+// From <uk/linux/sched.h>, which this header leaves out: some tests (the aio
+// conformance test) keep the kernel headers out of their namespace.
+struct task_struct;
+namespace uk {
+bool wait_task_blocked(const struct task_struct *p, int timeout_ms);
+}  // namespace uk
 
 namespace uk::testing {
 
@@ -48,6 +56,13 @@ template <class Pred>
 bool WaitFor(Pred pred,
              std::chrono::nanoseconds limit = std::chrono::seconds(10)) {
   return WaitUntil(pred, std::chrono::steady_clock::now() + limit);
+}
+
+// Waits (bounded) until a test thread has published its task in `task` and
+// that task sleeps in schedule() (uk::wait_task_blocked()).
+inline bool WaitTaskBlocked(const std::atomic<struct task_struct *> &task) {
+  return WaitFor([&] { return task.load() != nullptr; }) &&
+         uk::wait_task_blocked(task.load(), 10000);
 }
 
 }  // namespace uk::testing

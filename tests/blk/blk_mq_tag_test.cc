@@ -640,8 +640,7 @@ TEST_F(BlkMqTagTest, SleeperMovesHctxAndCompensates) {
     a_hctx = d.hctx;
     uk::pin_thread_to_cpu(-1);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   // A second sleeper on the same wait queue of the old map.
   struct {
     struct sbq_wait w = {};

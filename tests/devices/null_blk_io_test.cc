@@ -388,8 +388,7 @@ TEST_F(NullBlkIoTest, FreezeWaitsForInFlight) {
     blk_mq_freeze_queue(q);
     frozen = true;
   });
-  while (!freezer.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(freezer.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(freezer));
   EXPECT_FALSE(frozen.load());
   uk::virtual_clock_advance(1000000);  // the four complete
   f.join();
@@ -404,8 +403,7 @@ TEST_F(NullBlkIoTest, FreezeWaitsForInFlight) {
     got = Rw(b, false, 0, sbuf,
              512);  // sync: waits in bio_queue_enter, then for its timer
   });
-  while (!submitter.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(submitter.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(submitter));
   EXPECT_EQ(got.load(), -1);
   blk_mq_unfreeze_queue(q);
   // It enters, issues, and waits for its hrtimer: fire it.

@@ -41,8 +41,7 @@ TEST(CompletionTest, CompleteAllReleasesEveryoneUntilReinit) {
       finished.fetch_add(1);
     });
   for (int i = 0; i < kN; i++) {
-    while (!tasks[i].load()) std::this_thread::yield();
-    ASSERT_TRUE(uk::wait_task_blocked(tasks[i].load()));
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(tasks[i]));
   }
   EXPECT_EQ(finished.load(), 0);
   complete_all(&done);
@@ -68,12 +67,11 @@ TEST(CompletionTest, CompleteWakesOneWaiterPerCall) {
       finished.fetch_add(1);
     });
   for (int i = 0; i < kN; i++) {
-    while (!tasks[i].load()) std::this_thread::yield();
-    ASSERT_TRUE(uk::wait_task_blocked(tasks[i].load()));
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(tasks[i]));
   }
   for (int k = 1; k <= kN; k++) {
     complete(&done);
-    while (finished.load() < k) std::this_thread::yield();
+    ASSERT_TRUE(uk::testing::WaitFor([&] { return finished.load() >= k; }));
     int blocked = 0;
     for (auto &t : tasks) blocked += uk::task_is_blocked(t.load());
     EXPECT_LE(blocked, kN - k);
@@ -95,11 +93,10 @@ TEST(CompletionTest, InterruptibleAndKillable) {
     r2.store(wait_for_completion_killable(&done));
     uk::task_clear_signals(current);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::task_send_signal(task.load(), SIGINT);
   // killable: SIGINT does not interrupt, SIGKILL does
-  while (r1.load() == 1) std::this_thread::yield();
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return r1.load() != 1; }));
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
   uk::task_send_signal(task.load(), SIGINT);
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
@@ -125,8 +122,7 @@ TEST_F(CompletionVirtualClockTest, Timeouts) {
     task.store(current);
     ret.store((long)wait_for_completion_timeout(&done, 10));
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::virtual_clock_advance(10 * TICK_NSEC);
   t.join();
   EXPECT_EQ(ret.load(), 0);
@@ -136,8 +132,7 @@ TEST_F(CompletionVirtualClockTest, Timeouts) {
     task.store(current);
     ret.store(wait_for_completion_interruptible_timeout(&done, 10));
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::virtual_clock_advance(4 * TICK_NSEC);
   complete(&done);
   t2.join();

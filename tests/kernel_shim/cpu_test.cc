@@ -159,7 +159,7 @@ TEST_F(CpuTest, IrqFromAnotherThreadWaitsForIrqsOn) {
     raised = true;
     uk::run_in_hardirq(0, [&] { ran = true; });
   });
-  while (!raised.load()) std::this_thread::yield();
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return raised.load(); }));
   for (int i = 0; i < 1000; i++) {
     std::this_thread::yield();
     ASSERT_FALSE(ran.load());

@@ -239,7 +239,7 @@ TEST(SchedTest, MutexLockInterruptibleHonoursSignals) {
     started.store(true);
     ret.store(mutex_lock_interruptible(&m));
   });
-  while (!started.load()) std::this_thread::yield();
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return started.load(); }));
   uk::task_send_signal(t.task(), SIGTERM);
   t.join();
   EXPECT_EQ(ret.load(), -EINTR);

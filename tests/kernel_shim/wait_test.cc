@@ -149,14 +149,13 @@ TEST(WaitTest, WakeUpNrWakesExactlyThatManySleepers) {
       finished.fetch_add(1);
     });
   for (int i = 0; i < kN; i++) {
-    while (!tasks[i].load()) std::this_thread::yield();
-    ASSERT_TRUE(uk::wait_task_blocked(tasks[i].load()));
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(tasks[i]));
   }
   ASSERT_EQ(queue_len(&wq), kN);
 
   tokens.store(2);
   EXPECT_EQ(wake_up_nr(&wq, 2), 2);
-  while (finished.load() < 2) std::this_thread::yield();
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return finished.load() >= 2; }));
   // The two woken were autoremoved (a woken task re-queues itself until its
   // condition holds, so only count once they are done).
   EXPECT_EQ(queue_len(&wq), kN - 2);
@@ -215,8 +214,7 @@ TEST(WaitTest, WaitEventInterruptibleReturnsRestartsysOnSignal) {
     EXPECT_TRUE(signal_pending(current));
     uk::task_clear_signals(current);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::task_send_signal(task.load(), SIGINT);
   t.join();
   EXPECT_EQ(ret.load(), -ERESTARTSYS);
@@ -239,8 +237,7 @@ TEST(WaitTest, WaitEventKillableOnlyForFatalSignals) {
     ret.store(wait_event_killable(wq, cond.load()));
     uk::task_clear_signals(current);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::task_send_signal(task.load(), SIGTERM);  // not fatal: keeps sleeping
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
   uk::task_send_signal(task.load(), SIGKILL);
@@ -261,7 +258,7 @@ TEST(WaitTest, WaitEventLockIrq) {
     EXPECT_EQ(value, 3);
     spin_unlock_irq(&lock);
   });
-  while (!task.load()) std::this_thread::yield();
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return task.load() != nullptr; }));
   for (int i = 0; i < 3; i++) {
     ASSERT_TRUE(uk::wait_task_blocked(task.load()));
     spin_lock_irq(&lock);
@@ -293,8 +290,7 @@ TEST_F(WaitVirtualClockTest, WaitEventTimeoutReturnValues) {
       task.store(current);
       ret.store(wait_event_timeout(wq, cond.load(), 20));
     });
-    while (!task.load()) std::this_thread::yield();
-    ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
     uk::virtual_clock_advance(20 * TICK_NSEC);
     t.join();
     EXPECT_EQ(ret.load(), 0);  // timed out
@@ -305,8 +301,7 @@ TEST_F(WaitVirtualClockTest, WaitEventTimeoutReturnValues) {
       task.store(current);
       ret.store(wait_event_timeout(wq, cond.load(), 20));
     });
-    while (!task.load()) std::this_thread::yield();
-    ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
     uk::virtual_clock_advance(8 * TICK_NSEC);
     cond.store(true);
     wake_up(&wq);
@@ -324,8 +319,7 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleTimeout) {
     ret.store(wait_event_interruptible_timeout(wq, false, 50));
     uk::task_clear_signals(current);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::virtual_clock_advance(10 * TICK_NSEC);
   uk::task_send_signal(task.load(), SIGUSR1);
   t.join();
@@ -337,8 +331,7 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleTimeout) {
     task.store(current);
     ret.store(wait_event_idle_timeout(wq, false, 5));
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::virtual_clock_advance(5 * TICK_NSEC);
   t2.join();
   EXPECT_EQ(ret.load(), 0);
@@ -354,8 +347,7 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleHrtimeout) {
     ret.store(
         wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   uk::virtual_clock_advance(1000000);  // 1 ms: not yet
   ASSERT_TRUE(uk::wait_task_blocked(task.load()));
   uk::virtual_clock_advance(1000000 + 100000);  // past 2 ms + slack
@@ -368,8 +360,7 @@ TEST_F(WaitVirtualClockTest, WaitEventInterruptibleHrtimeout) {
     ret.store(
         wait_event_interruptible_hrtimeout(wq, cond.load(), ms_to_ktime(2)));
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
   cond.store(true);
   wake_up(&wq);
   t2.join();

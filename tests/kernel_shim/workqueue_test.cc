@@ -200,8 +200,7 @@ TEST(WorkqueueTest, CancelWorkSyncWaitsForRunningItem) {
     ret.store(cancel_work_sync(&b.work));
     cancelled.store(true);
   });
-  while (!task.load()) std::this_thread::yield();
-  ASSERT_TRUE(uk::wait_task_blocked(task.load()));  // waiting for the item
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));  // waiting for the item
   EXPECT_FALSE(cancelled.load());
   EXPECT_FALSE(queue_work(system_unbound_wq, &b.work));  // canceling: refused
   complete(&b.release);
