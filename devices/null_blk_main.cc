@@ -3,6 +3,8 @@
 // throttling and fault injection. Storage is in null_blk_storage.cc.
 //
 // Upstream: drivers/block/null_blk/main.c @ v6.12
+#define KBUILD_MODNAME "null_blk"
+
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <uk/linux/kstrtox.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/log2.h>
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/smp.h>
@@ -37,39 +40,187 @@ static DECLARE_FAULT_ATTR(null_init_hctx_attr);
 /* ---- module parameters and their defaults ---- */
 
 static bool g_virt_boundary;
+module_param_named(virt_boundary, g_virt_boundary, bool, 0444);
+MODULE_PARM_DESC(virt_boundary, "Devices require a virtual boundary. Default: false");
+
 static int g_no_sched;
+module_param_named(no_sched, g_no_sched, int, 0444);
+MODULE_PARM_DESC(no_sched, "No I/O scheduler");
+
 static int g_submit_queues = 1;
+module_param_named(submit_queues, g_submit_queues, int, 0444);
+MODULE_PARM_DESC(submit_queues, "Submission queues (hardware contexts)");
+
 static int g_poll_queues = 1;
+module_param_named(poll_queues, g_poll_queues, int, 0444);
+MODULE_PARM_DESC(poll_queues, "Polled (IOPOLL) submission queues");
+
 static int g_home_node = NUMA_NO_NODE;
+module_param_named(home_node, g_home_node, int, 0444);
+MODULE_PARM_DESC(home_node, "NUMA home node of the devices");
+
 static char g_timeout_str[NULLB_FAULT_STR_LEN];
+module_param_string(timeout, g_timeout_str, sizeof(g_timeout_str), 0444);
+MODULE_PARM_DESC(timeout, "Fault injection: timeout=<interval>,<probability>,<space>,<times>");
+
 static char g_requeue_str[NULLB_FAULT_STR_LEN];
+module_param_string(requeue, g_requeue_str, sizeof(g_requeue_str), 0444);
+MODULE_PARM_DESC(requeue, "Fault injection: requeue=<interval>,<probability>,<space>,<times>");
+
 static char g_init_hctx_str[NULLB_FAULT_STR_LEN];
+module_param_string(init_hctx, g_init_hctx_str, sizeof(g_init_hctx_str), 0444);
+MODULE_PARM_DESC(
+	init_hctx,
+	"Fault injection into hctx init: init_hctx=<interval>,<probability>,<space>,<times>");
+
 static int g_queue_mode = NULL_Q_MQ;
+
+static int null_param_store_val(const char *str, int *val, int min, int max)
+{
+	int ret, new_val;
+
+	ret = kstrtoint(str, 10, &new_val);
+	if (ret)
+		return -EINVAL;
+
+	if (new_val < min || new_val > max)
+		return -EINVAL;
+
+	*val = new_val;
+	return 0;
+}
+
+static int null_set_queue_mode(const char *str, const struct kernel_param *kp)
+{
+	return null_param_store_val(str, &g_queue_mode, NULL_Q_BIO, NULL_Q_MQ);
+}
+
+static const struct kernel_param_ops null_queue_mode_param_ops = {
+	.flags = 0,
+	.set = null_set_queue_mode,
+	.get = param_get_int,
+	.free = NULL,
+};
+
+device_param_cb(queue_mode, &null_queue_mode_param_ops, &g_queue_mode, 0444);
+__MODULE_PARM_TYPE(queue_mode, "int");
+MODULE_PARM_DESC(queue_mode, "Block interface (0=bio, 1=rq, 2=multiqueue; only 2 works)");
+
 static int g_gb = 250;
+module_param_named(gb, g_gb, int, 0444);
+MODULE_PARM_DESC(gb, "Device size in GB");
+
 static int g_bs = 512;
+module_param_named(bs, g_bs, int, 0444);
+MODULE_PARM_DESC(bs, "Logical block size in bytes");
+
 static int g_max_sectors;
+module_param_named(max_sectors, g_max_sectors, int, 0444);
+MODULE_PARM_DESC(max_sectors, "Largest command in 512-byte sectors");
+
 static unsigned int nr_devices = 1;
+module_param(nr_devices, uint, 0444);
+MODULE_PARM_DESC(nr_devices, "Devices made at load (nullb0, nullb1, ...)");
+
 static bool g_blocking;
+module_param_named(blocking, g_blocking, bool, 0444);
+MODULE_PARM_DESC(blocking, "Register as a blocking blk-mq driver");
+
 static bool g_shared_tags;
+module_param_named(shared_tags, g_shared_tags, bool, 0444);
+MODULE_PARM_DESC(shared_tags, "One tag set shared by all devices");
+
 static bool g_shared_tag_bitmap;
+module_param_named(shared_tag_bitmap, g_shared_tag_bitmap, bool, 0444);
+MODULE_PARM_DESC(shared_tag_bitmap, "One tag bitmap shared by all submission queues");
+
 static int g_irqmode = NULL_IRQ_SOFTIRQ;
+
+static int null_set_irqmode(const char *str, const struct kernel_param *kp)
+{
+	return null_param_store_val(str, &g_irqmode, NULL_IRQ_NONE, NULL_IRQ_TIMER);
+}
+
+static const struct kernel_param_ops null_irqmode_param_ops = {
+	.flags = 0,
+	.set = null_set_irqmode,
+	.get = param_get_int,
+	.free = NULL,
+};
+
+device_param_cb(irqmode, &null_irqmode_param_ops, &g_irqmode, 0444);
+__MODULE_PARM_TYPE(irqmode, "int");
+MODULE_PARM_DESC(irqmode, "Completion: 0 inline (none), 1 softirq, 2 hrtimer");
+
 static unsigned long g_completion_nsec = 10000;
+module_param_named(completion_nsec, g_completion_nsec, ulong, 0444);
+MODULE_PARM_DESC(completion_nsec, "Completion delay in ns with irqmode=2. Default: 10000");
+
 static int g_hw_queue_depth = 64;
+module_param_named(hw_queue_depth, g_hw_queue_depth, int, 0444);
+MODULE_PARM_DESC(hw_queue_depth, "Tags per hardware queue. Default: 64");
+
 static bool g_use_per_node_hctx;
+module_param_named(use_per_node_hctx, g_use_per_node_hctx, bool, 0444);
+MODULE_PARM_DESC(use_per_node_hctx, "One hardware context per NUMA node. Default: false");
+
 static bool g_memory_backed;
+module_param_named(memory_backed, g_memory_backed, bool, 0444);
+MODULE_PARM_DESC(memory_backed, "Keep written data in memory. Default: false");
+
 static bool g_discard;
+module_param_named(discard, g_discard, bool, 0444);
+MODULE_PARM_DESC(discard, "Discard support (memory-backed devices only). Default: false");
+
 static unsigned long g_cache_size;
+module_param_named(cache_size, g_cache_size, ulong, 0444);
+MODULE_PARM_DESC(cache_size, "Write cache of a memory-backed device in MiB. Default: 0 (none)");
+
 static bool g_fua = true;
+module_param_named(fua, g_fua, bool, 0444);
+MODULE_PARM_DESC(fua, "FUA support when there is a cache. Default: true");
+
 static unsigned int g_mbps;
+module_param_named(mbps, g_mbps, uint, 0444);
+MODULE_PARM_DESC(mbps, "Bandwidth limit in MiB/s. Default: 0 (none)");
+
 static bool g_zoned;
+module_param_named(zoned, g_zoned, bool, 0444);
+MODULE_PARM_DESC(zoned, "Host-managed zoned devices. Default: false");
+
 static unsigned long g_zone_size = 256;
+module_param_named(zone_size, g_zone_size, ulong, 0444);
+MODULE_PARM_DESC(zone_size, "Zone size in MB, a power of two. Default: 256");
+
 static unsigned long g_zone_capacity;
+module_param_named(zone_capacity, g_zone_capacity, ulong, 0444);
+MODULE_PARM_DESC(zone_capacity,
+		 "Zone capacity in MB, at most the zone size. Default: 0 (the zone size)");
+
 static unsigned int g_zone_nr_conv;
+module_param_named(zone_nr_conv, g_zone_nr_conv, uint, 0444);
+MODULE_PARM_DESC(zone_nr_conv, "Conventional zones of a zoned device. Default: 0");
+
 static unsigned int g_zone_max_open;
+module_param_named(zone_max_open, g_zone_max_open, uint, 0444);
+MODULE_PARM_DESC(zone_max_open, "Open zones allowed at once. Default: 0 (no limit)");
+
 static unsigned int g_zone_max_active;
+module_param_named(zone_max_active, g_zone_max_active, uint, 0444);
+MODULE_PARM_DESC(zone_max_active, "Active zones allowed at once. Default: 0 (no limit)");
+
 static int g_zone_append_max_sectors = INT_MAX;
+module_param_named(zone_append_max_sectors, g_zone_append_max_sectors, int, 0444);
+MODULE_PARM_DESC(zone_append_max_sectors,
+		 "Largest zone append in 512-byte sectors; 0 emulates zone append");
+
 static bool g_zone_full;
+module_param_named(zone_full, g_zone_full, bool, 0444);
+MODULE_PARM_DESC(zone_full, "Sequential zones of a zoned device start full. Default: false");
+
 static bool g_rotational;
+module_param_named(rotational, g_rotational, bool, 0444);
+MODULE_PARM_DESC(rotational, "Report the devices as rotational. Default: false");
 
 void null_blk_reset_module_params(void)
 {
@@ -103,237 +254,19 @@ void null_blk_reset_module_params(void)
 	null_init_hctx_attr = (struct fault_attr)FAULT_ATTR_INITIALIZER;
 }
 
-/* kernel/params.c, the part module loading uses. */
-enum null_param_type { P_BOOL, P_INT, P_UINT, P_ULONG, P_STRING, P_CB_INT };
-
-struct null_param {
-	const char *name;
-	enum null_param_type type;
-	void *arg;
-	int (*set)(const char *val); /* P_CB_INT */
-	unsigned int maxlen;	     /* P_STRING */
-};
-
-static int null_param_store_val(const char *str, int *val, int min, int max)
-{
-	int ret, new_val;
-
-	ret = kstrtoint(str, 10, &new_val);
-	if (ret)
-		return -EINVAL;
-	if (new_val < min || new_val > max)
-		return -EINVAL;
-	*val = new_val;
-	return 0;
-}
-
-static int null_set_queue_mode(const char *str)
-{
-	return null_param_store_val(str, &g_queue_mode, NULL_Q_BIO, NULL_Q_MQ);
-}
-
-static int null_set_irqmode(const char *str)
-{
-	return null_param_store_val(str, &g_irqmode, NULL_IRQ_NONE, NULL_IRQ_TIMER);
-}
-
-static const struct null_param null_params[] = {
-	{ "virt_boundary", P_BOOL, &g_virt_boundary },
-	{ "no_sched", P_INT, &g_no_sched },
-	{ "submit_queues", P_INT, &g_submit_queues },
-	{ "poll_queues", P_INT, &g_poll_queues },
-	{ "home_node", P_INT, &g_home_node },
-	{ "timeout", P_STRING, g_timeout_str, NULL, sizeof(g_timeout_str) },
-	{ "requeue", P_STRING, g_requeue_str, NULL, sizeof(g_requeue_str) },
-	{ "init_hctx", P_STRING, g_init_hctx_str, NULL, sizeof(g_init_hctx_str) },
-	{ "queue_mode", P_CB_INT, &g_queue_mode, null_set_queue_mode },
-	{ "gb", P_INT, &g_gb },
-	{ "bs", P_INT, &g_bs },
-	{ "max_sectors", P_INT, &g_max_sectors },
-	{ "nr_devices", P_UINT, &nr_devices },
-	{ "blocking", P_BOOL, &g_blocking },
-	{ "shared_tags", P_BOOL, &g_shared_tags },
-	{ "shared_tag_bitmap", P_BOOL, &g_shared_tag_bitmap },
-	{ "irqmode", P_CB_INT, &g_irqmode, null_set_irqmode },
-	{ "completion_nsec", P_ULONG, &g_completion_nsec },
-	{ "hw_queue_depth", P_INT, &g_hw_queue_depth },
-	{ "use_per_node_hctx", P_BOOL, &g_use_per_node_hctx },
-	{ "memory_backed", P_BOOL, &g_memory_backed },
-	{ "discard", P_BOOL, &g_discard },
-	{ "cache_size", P_ULONG, &g_cache_size },
-	{ "fua", P_BOOL, &g_fua },
-	{ "mbps", P_UINT, &g_mbps },
-	{ "zoned", P_BOOL, &g_zoned },
-	{ "zone_size", P_ULONG, &g_zone_size },
-	{ "zone_capacity", P_ULONG, &g_zone_capacity },
-	{ "zone_nr_conv", P_UINT, &g_zone_nr_conv },
-	{ "zone_max_open", P_UINT, &g_zone_max_open },
-	{ "zone_max_active", P_UINT, &g_zone_max_active },
-	{ "zone_append_max_sectors", P_INT, &g_zone_append_max_sectors },
-	{ "zone_full", P_BOOL, &g_zone_full },
-	{ "rotational", P_BOOL, &g_rotational },
-};
-
-/* parameq(): '-' and '_' are the same in parameter names. */
-static bool parameq(const char *a, const char *b)
-{
-	for (; *a || *b; a++, b++) {
-		char ca = *a == '-' ? '_' : *a, cb = *b == '-' ? '_' : *b;
-
-		if (ca != cb)
-			return false;
-	}
-	return true;
-}
-
-static const struct null_param *null_find_param(const char *name)
-{
-	for (const struct null_param &p : null_params)
-		if (parameq(p.name, name))
-			return &p;
-	return NULL;
-}
-
-static int null_param_set(const struct null_param *p, const char *val)
-{
-	switch (p->type) {
-	case P_BOOL:
-		/* No "=value" means set, as param_set_bool() does. */
-		return kstrtobool(val ? val : "1", (bool *)p->arg);
-	case P_INT:
-		return val ? kstrtoint(val, 0, (int *)p->arg) : -EINVAL;
-	case P_UINT:
-		return val ? kstrtouint(val, 0, (unsigned int *)p->arg) : -EINVAL;
-	case P_ULONG:
-		return val ? kstrtoul(val, 0, (unsigned long *)p->arg) : -EINVAL;
-	case P_CB_INT:
-		return val ? p->set(val) : -EINVAL;
-	case P_STRING:
-		if (!val)
-			return -EINVAL;
-		if (strlen(val) + 1 > p->maxlen) {
-			pr_err("%s: string doesn't fit in %u chars.\n", p->name, p->maxlen - 1);
-			return -ENOSPC;
-		}
-		strcpy((char *)p->arg, val);
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/*
- * next_arg(): split off "name[=value]" at unquoted whitespace. Double quotes
- * may surround the value or the whole argument and are removed.
- */
-static char *next_arg(char *args, char **param, char **val)
-{
-	unsigned int i, equals = 0;
-	int in_quote = 0, quoted = 0;
-
-	if (*args == '"') {
-		args++;
-		in_quote = 1;
-		quoted = 1;
-	}
-	for (i = 0; args[i]; i++) {
-		if (isspace(args[i]) && !in_quote)
-			break;
-		if (equals == 0 && args[i] == '=')
-			equals = i;
-		if (args[i] == '"')
-			in_quote = !in_quote;
-	}
-
-	*param = args;
-	if (!equals) {
-		*val = NULL;
-	} else {
-		args[equals] = '\0';
-		*val = args + equals + 1;
-		if (**val == '"') {
-			(*val)++;
-			if (args[i - 1] == '"')
-				args[i - 1] = '\0';
-		}
-	}
-	if (quoted && i > 0 && args[i - 1] == '"')
-		args[i - 1] = '\0';
-
-	if (args[i]) {
-		args[i] = '\0';
-		args += i + 1;
-	} else {
-		args += i;
-	}
-	while (isspace(*args))
-		args++;
-	return args;
-}
-
+/* "modprobe null_blk @str": kernel/params.c over this module's parameters. */
 int null_blk_module_params(const char *str)
 {
-	char *buf, *args, *param, *val;
-	int ret = 0;
-
-	if (!str)
-		return 0;
-	buf = kstrdup(str, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-
-	args = buf;
-	while (isspace(*args))
-		args++;
-	while (*args) {
-		const struct null_param *p;
-
-		args = next_arg(args, &param, &val);
-		p = null_find_param(param);
-		if (!p) {
-			/*
-			 * The kernel's module loader warns and ignores unknown
-			 * parameters; ukern refuses them so a typo cannot pass
-			 * silently.
-			 */
-			pr_err("Unknown parameter `%s'\n", param);
-			ret = -EINVAL;
-			break;
-		}
-		ret = null_param_set(p, val);
-		if (ret == -ENOSPC) {
-			pr_err("`%s' too large for parameter `%s'\n", val ? val : "", param);
-			break;
-		}
-		if (ret) {
-			pr_err("`%s' invalid for parameter `%s'\n", val ? val : "", param);
-			ret = -EINVAL;
-			break;
-		}
-	}
-	kfree(buf);
-	return ret;
+	return parse_module_args(KBUILD_MODNAME, str);
 }
 
 ssize_t null_blk_param_show(const char *name, char *page)
 {
-	const struct null_param *p = null_find_param(name);
+	char full[64];
 
-	if (!p)
+	if (snprintf(full, sizeof(full), "%s.%s", KBUILD_MODNAME, name) >= (int)sizeof(full))
 		return -ENOENT;
-	switch (p->type) {
-	case P_BOOL:
-		return snprintf(page, PAGE_SIZE, "%c\n", *(bool *)p->arg ? 'Y' : 'N');
-	case P_INT:
-	case P_CB_INT:
-		return snprintf(page, PAGE_SIZE, "%d\n", *(int *)p->arg);
-	case P_UINT:
-		return snprintf(page, PAGE_SIZE, "%u\n", *(unsigned int *)p->arg);
-	case P_ULONG:
-		return snprintf(page, PAGE_SIZE, "%lu\n", *(unsigned long *)p->arg);
-	case P_STRING:
-		return snprintf(page, PAGE_SIZE, "%s\n", (char *)p->arg);
-	}
-	return -EINVAL;
+	return param_show(full, page);
 }
 
 /* ---- queue stop/start for throttling ---- */

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // main() for ukern tests: GoogleTest plus a check that no test leaves a WARN
 // behind or leaves the thread with preemption or interrupts disabled.
+// UKERN_CMDLINE sets module parameters first (docs/params.md); a bad one
+// ends the program with status 1 before any test runs.
 #include "testmain.h"
 
 #include <gtest/gtest.h>
 
 #include <uk/linux/irqflags.h>
 #include <uk/linux/printk.h>
+#include <uk/shim/cmdline.h>
 
 namespace uk::testing {
 namespace {
@@ -39,6 +42,7 @@ void AllowWarnings() { allow_warnings = true; }
 }  // namespace uk::testing
 
 int main(int argc, char **argv) {
+  if (uk::parse_cmdline_env() != 0) return 1;
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::UnitTest::GetInstance()->listeners().Append(
       new uk::testing::KernelStateListener);

@@ -120,25 +120,30 @@ TEST_F(NullBlkTest, ModuleParamParsing) {
 }
 
 TEST_F(NullBlkTest, ModuleParamErrorsNameTheParameter) {
+  // kernel/params.c's answers: the set op's error, -ENOENT when no
+  // parameter has the name.
   struct Case {
     const char *args, *needle;
+    int err;
   } cases[] = {
-      {"nosuch=1", "Unknown parameter `nosuch'"},
-      {"irqmode=3", "`3' invalid for parameter `irqmode'"},
-      {"irqmode=-1", "invalid for parameter `irqmode'"},
-      {"irqmode=0x1", "invalid for parameter `irqmode'"},  // base 10 callback
-      {"queue_mode=3", "invalid for parameter `queue_mode'"},
-      {"submit_queues=abc", "invalid for parameter `submit_queues'"},
-      {"submit_queues=2147483648", "invalid for parameter `submit_queues'"},
-      {"nr_devices=-1", "invalid for parameter `nr_devices'"},
-      {"mbps=4294967296", "invalid for parameter `mbps'"},
-      {"blocking=maybe", "invalid for parameter `blocking'"},
-      {"gb", "invalid for parameter `gb'"},  // int needs a value
-      {"completion_nsec=1.5", "invalid for parameter `completion_nsec'"},
+      {"nosuch=1", "Unknown parameter `nosuch'", -ENOENT},
+      {"irqmode=3", "`3' invalid for parameter `irqmode'", -EINVAL},
+      {"irqmode=-1", "invalid for parameter `irqmode'", -EINVAL},
+      {"irqmode=0x1", "invalid for parameter `irqmode'", -EINVAL},  // base 10
+      {"queue_mode=3", "invalid for parameter `queue_mode'", -EINVAL},
+      {"submit_queues=abc", "invalid for parameter `submit_queues'", -EINVAL},
+      {"submit_queues=2147483648", "invalid for parameter `submit_queues'",
+       -ERANGE},
+      {"nr_devices=-1", "invalid for parameter `nr_devices'", -EINVAL},
+      {"mbps=4294967296", "invalid for parameter `mbps'", -ERANGE},
+      {"blocking=maybe", "invalid for parameter `blocking'", -EINVAL},
+      {"gb", "invalid for parameter `gb'", -EINVAL},  // int needs a value
+      {"completion_nsec=1.5", "invalid for parameter `completion_nsec'",
+       -EINVAL},
   };
   for (const Case &c : cases) {
     log_.clear();
-    EXPECT_EQ(null_blk_module_params(c.args), -EINVAL) << c.args;
+    EXPECT_EQ(null_blk_module_params(c.args), c.err) << c.args;
     EXPECT_TRUE(Logged(c.needle)) << c.args;
   }
   EXPECT_EQ(Param("irqmode"), "1\n");  // unchanged by the failures

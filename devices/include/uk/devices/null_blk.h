@@ -166,11 +166,14 @@ struct nullb {
 
 /* ---- module parameters (module_param*) ---- */
 /*
- * Parses "name=value name2=value2 ..." as the kernel does at module load
- * (kernel/params.c: quotes, '-' == '_' in names, bool params without a
- * value mean true). 0, or -EINVAL (unknown name, bad value, message via
- * pr_err naming it) / -ENOSPC (string too long). Values parsed before an
- * error stay set, as in the kernel.
+ * The parameters are module_param()s of module "null_blk" (kernel/params.c,
+ * <uk/linux/moduleparam.h>): on a command line they are "null_blk.NAME"
+ * (UKERN_CMDLINE, docs/params.md). null_blk_module_params() is "modprobe
+ * null_blk @args": "name=value name2=value2 ..." with the kernel's parsing
+ * (quotes, '-' == '_' in names, a bool without a value means true). 0, or
+ * the error of the last bad parameter, each named by a pr_err(): -ENOENT
+ * (unknown name: the kernel's loader would warn and go on), -EINVAL or
+ * -ERANGE (bad value), -ENOSPC (string too long). The others stay set.
  */
 int null_blk_module_params(const char *args);
 /* Restores every module parameter to its default (tests). */
