@@ -43,7 +43,8 @@ def figures():
              "radix/tagged/after/slots:1024/step:16": 3900.0,
              "radix/normal/before/slots:1024/step:16": None}),
         "sbitmap-wake": seeds.analyze_sbitmap(sample("nullb-paired.json"),
-                                              sample("sbq-plugged.json")),
+                                              sample("sbq-plugged.json"),
+                                              sample("sbitmap-tests.json")),
     }
 
 
@@ -132,6 +133,16 @@ class ReduceTest(unittest.TestCase):
         self.assertEqual(f["plugged"]["2"]["today_timeouts"], 0)
         self.assertEqual(f["plugged"]["2"]["pairs"], 2)
 
+    def test_gtest_results(self):
+        report = sample("sbitmap-tests.json")
+        self.assertEqual(set(seeds.gtest_results(report).values()), {"passed"})
+        report["testsuites"][0]["testsuite"][1]["failures"] = [
+            {"failure": "sbitmap_test.cc:600\nExpected: ...", "type": ""}]
+        res = seeds.gtest_results(report)
+        self.assertEqual(res["SbqTest.V61LosesWakeupsOnInterruptInsideWakeUp"], "failed")
+        self.assertEqual(res["SbqTest.V61LosesWakeupsOnNestedCompletionViaHook"], "passed")
+        self.assertEqual(seeds.gtest_results({}), {})
+
     def test_suite(self):
         rows = seeds.analyze_suite(sample("suite.json"), {"BM_SbqGetClear/64": 211.0})
         self.assertEqual(rows["BM_SbqGetClear/64"]["median"], 15.0)
@@ -201,6 +212,8 @@ class PageTest(unittest.TestCase):
                       s2)
         s5 = section(md, 5)
         self.assertIn("timeouts: today 0, v6.1 8 | met", s5)
+        self.assertIn("`V61LosesWakeupsOnNestedCompletionViaHook` passed", s5)
+        self.assertIn("`BothSchemesWakeEveryoneWithoutNesting` passed | met |", s5)
         self.assertIn("| 16 | 16,000,000 | 14,400,000 | 0.900 (0.80-1.00) |", s5)
         self.assertIn("0.900-1.020 | **not met**", s5)
 
