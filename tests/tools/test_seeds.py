@@ -124,6 +124,11 @@ class ReduceTest(unittest.TestCase):
         self.assertAlmostEqual(f["submit_only"]["after"]["median"], 0.01)
         self.assertNotIn("host_kernel", f["submit_only"])
         self.assertAlmostEqual(f["whole"]["host_kernel"]["median"], 0.07)
+        # BM_Sharing: private and shared are separate benchmarks, paired by repetition
+        self.assertAlmostEqual(f["reaper"]["before"]["median"], 2 / 3)
+        self.assertAlmostEqual(f["reaper"]["after"]["median"], 0.5)
+        self.assertAlmostEqual(f["reaper"]["after"]["shared_ns"], 200.0)
+        self.assertNotIn("before_3_9", f["reaper"])
 
     def test_sbitmap(self):
         f = figures()["sbitmap-wake"]
