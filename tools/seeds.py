@@ -1083,7 +1083,7 @@ SUITE_TEXT = {
     "aio": ("benchmarks/aio/aio_bench.cc: fs/aio.c end to end: one I/O through "
             "`io_submit`/`io_getevents` on the null file, an emulated nullb, a host fd and the "
             "host kernel's own AIO; contexts per thread by lookup mode (seed 1); sharing one "
-            "context, paired in ABBA order, before and after the percpu changes (seed 2); "
+            "context before and after the percpu changes, most forms in ABBA pairs (seed 2); "
             "`BM_Summary` reports the seed ratios as counters."),
 }
 
