@@ -21,6 +21,8 @@
  *
  * Upstream: fs/aio.c @ v6.12
  */
+#define KBUILD_MODNAME "aio"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -41,6 +43,7 @@
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
+#include <uk/linux/aio_v26.h>
 #include <uk/linux/atomic.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/completion.h>
@@ -50,6 +53,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/nospec.h>
 #include <uk/linux/percpu-refcount.h>
@@ -308,6 +312,29 @@ LookupMode aio_lookup_mode = LookupMode::kTable;
 ReqsMode aio_reqs_mode = ReqsMode::kPercpu;
 RefMode aio_ref_mode = RefMode::kPercpu;
 SubmitMode aio_submit_mode = SubmitMode::kDirect;
+
+/*
+ * The same switches as parameters, "aio.lookup=list" (docs/params.md); the
+ * names are in the enums' order.
+ */
+static const char *const aio_lookup_names[] = { "table", "list", "radix" };
+module_param_enum(lookup, aio_lookup_mode, aio_lookup_names, 0644);
+MODULE_PARM_DESC(lookup,
+		 "lookup_ioctx(): table (3.11+), list (before 3.11), radix (2013 v2 patch)");
+
+static const char *const aio_reqs_names[] = { "percpu", "locked" };
+module_param_enum(reqs, aio_reqs_mode, aio_reqs_names, 0644);
+MODULE_PARM_DESC(reqs, "Ring-slot accounting: percpu (3.10+), locked (ctx_lock, before 3.10)");
+
+static const char *const aio_ref_names[] = { "percpu", "atomic" };
+module_param_enum(ref, aio_ref_mode, aio_ref_names, 0644);
+MODULE_PARM_DESC(ref, "kioctx references: percpu (percpu_ref, 3.10+), atomic (before 3.10)");
+
+static const char *const aio_submit_names[] = { "direct", "ctx_lock" };
+module_param_enum(submit, aio_submit_mode, aio_submit_names, 0644);
+MODULE_PARM_DESC(
+	submit,
+	"io_submit_one(): direct (3.10+), ctx_lock (the three ctx_lock sections of 3.3-3.9)");
 } // namespace uk::aio
 
 using uk::aio::aio_lookup_mode;
@@ -2458,30 +2485,44 @@ SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
  */
 static_assert(sizeof(struct timespec) == sizeof(struct __kernel_timespec));
 
+/*
+ * A context of the retry-based 2.6 engine (aio.engine=v26 when it was
+ * made) is served by aio_v26.cc.
+ */
 extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long *ctxp)
 {
+	if (READ_ONCE(uk::aio26::aio_engine) == uk::aio26::Engine::kV26)
+		return uk::aio26::sys_io_setup(nr_events, ctxp);
 	aio_setup();
 	return sys_io_setup(nr_events, ctxp);
 }
 
 extern "C" long ukern_io_destroy(unsigned long ctx)
 {
+	if (uk::aio26::owns(ctx))
+		return uk::aio26::sys_io_destroy(ctx);
 	return sys_io_destroy(ctx);
 }
 
 extern "C" long ukern_io_submit(unsigned long ctx_id, long nr, struct iocb **iocbpp)
 {
+	if (uk::aio26::owns(ctx_id))
+		return uk::aio26::sys_io_submit(ctx_id, nr, iocbpp);
 	return sys_io_submit(ctx_id, nr, iocbpp);
 }
 
 extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb *iocb, struct io_event *result)
 {
+	if (uk::aio26::owns(ctx_id))
+		return uk::aio26::sys_io_cancel(ctx_id, iocb, result);
 	return sys_io_cancel(ctx_id, iocb, result);
 }
 
 extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 				   struct io_event *events, struct timespec *timeout)
 {
+	if (uk::aio26::owns(ctx_id))
+		return uk::aio26::sys_io_getevents(ctx_id, min_nr, nr, events, timeout);
 	return sys_io_getevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout);
 }
 
@@ -2489,6 +2530,8 @@ extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
 				    struct io_event *events, struct timespec *timeout,
 				    const struct __aio_sigset *usig)
 {
+	if (uk::aio26::owns(ctx_id))
+		return -ENOSYS; /* io_pgetevents came in 4.18 */
 	return sys_io_pgetevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout,
 				 usig);
 }

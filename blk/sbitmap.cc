@@ -9,14 +9,29 @@
  *
  * Upstream: lib/sbitmap.c @ v6.12
  */
+#define KBUILD_MODNAME "sbitmap"
+
 #include <random>
 
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/sbitmap.h>
 #include <uk/linux/seq_file.h>
 
 void (*sbq_v61_wake_hook)(struct sbitmap_queue *sbq, struct sbq_wait_state *ws);
 void (*sbitmap_deferred_clear_hook)(struct sbitmap_word *map);
 bool sbitmap_deferred_clear_v610;
+bool sbitmap_queue_wake_v61;
+
+/* The era switches as parameters, "sbitmap.wake=v61" (docs/params.md). */
+static const char *const sbitmap_wake_names[] = { "current", "v61" };
+module_param_enum(wake, sbitmap_queue_wake_v61, sbitmap_wake_names, 0644);
+MODULE_PARM_DESC(wake, "Wake-up scheme of every sbitmap_queue initialized after: current (6.2+), "
+		       "v61 (6.1's per-queue wait_cnt)");
+
+static const char *const sbitmap_deferred_clear_names[] = { "current", "v610" };
+module_param_enum(deferred_clear, sbitmap_deferred_clear_v610, sbitmap_deferred_clear_names, 0644);
+MODULE_PARM_DESC(deferred_clear,
+		 "sbitmap_deferred_clear(): current (6.11+), v610 (lockless, 5.11-6.10)");
 
 /* Uniform in [0, ceil): what <linux/random.h> gives the kernel. */
 static u32 get_random_u32_below(u32 ceil)
@@ -558,6 +573,8 @@ int sbitmap_queue_init_node(struct sbitmap_queue *sbq, unsigned int depth, int s
 		atomic_set(&sbq->ws[i].wait_cnt, sbq->wake_batch);
 	}
 
+	if (unlikely(sbitmap_queue_wake_v61))
+		sbitmap_queue_set_wake_scheme(sbq, SBQ_WAKE_V61);
 	return 0;
 }
 

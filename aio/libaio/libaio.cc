@@ -7,14 +7,15 @@
 // program's io_x@LIBAIO_0.y references and libaio.so.1's own PLT calls.
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mutex>
 
 #include <uk/devices/null_blk.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/printk.h>
+#include <uk/shim/cmdline.h>
 
 #include <ukern/libaio.h>
 #include <uk/linux/aio.h>
@@ -48,25 +49,30 @@ bool ring_is_empty(io_context_t ctx, struct timespec *timeout)
 }
 
 /*
- * The emulated devices behind /dev/ukern/<name>, made on first use from
- * UKERN_NULLB (null_blk's module parameters, as for modprobe null_blk):
- * e.g. UKERN_NULLB="irqmode=1 memory_backed=1 gb=1" gives nullb0.
+ * The emulated devices behind /dev/ukern/<name>: null_blk is built in, and
+ * makes its null_blk.nr_devices devices (default 1: nullb0) with the
+ * parameters of UKERN_CMDLINE on the first open of a /dev/ukern/ path, e.g.
+ * UKERN_CMDLINE="null_blk.irqmode=1 null_blk.memory_backed=1 null_blk.gb=1".
  */
 std::once_flag devices_once;
 int devices_err;
 
 void make_devices()
 {
-	const char *params = getenv("UKERN_NULLB");
-
-	if (!params)
-		return;
-	devices_err = null_blk_module_params(params);
-	if (!devices_err)
-		devices_err = null_init();
+	devices_err = null_init();
 	if (devices_err)
-		pr_err("libukern_aio: UKERN_NULLB=\"%s\": null_blk not loaded (%d)\n", params,
-		       devices_err);
+		pr_err("libukern_aio: null_blk did not load (%d)\n", devices_err);
+}
+
+/*
+ * UKERN_CMDLINE is the library's kernel command line, parsed once at load
+ * time, before the program's main(); a bad parameter ends the program with
+ * status 1 there (the message names it).
+ */
+__attribute__((constructor)) void ukern_preload_cmdline()
+{
+	if (uk::parse_cmdline_env())
+		_exit(1);
 }
 
 } // namespace

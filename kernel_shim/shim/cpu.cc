@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The virtual CPU model: see <uk/shim/cpu.h>.
+// Module name of the core parameter below (/sys/module/kernel/parameters).
+#define KBUILD_MODNAME "kernel"
+
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -13,6 +16,8 @@
 #include <uk/linux/bottom_half.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/kstrtox.h>
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/smp.h>
 #include <uk/shim/futex.h>
@@ -69,13 +74,47 @@ unsigned int host_cpu_count() {
   return n > 0 ? static_cast<unsigned int>(n) : 1;
 }
 
+// The core parameter nr_cpus (UKERN_CMDLINE="nr_cpus=4"): 0 until given.
+// It may be parsed before or after cpu_init runs (libukern_aio.so parses in
+// its constructor), so each applies it.
+unsigned int nr_cpus_param;
+bool cpu_init_done;
+
 struct CpuInit {
   CpuInit() {
-    unsigned int n = host_cpu_count();
-    if (const char *env = getenv("UKERN_NR_CPUS")) n = atoi(env);
-    set_nr_cpu_ids(n);
+    set_nr_cpu_ids(nr_cpus_param != 0 ? nr_cpus_param : host_cpu_count());
+    cpu_init_done = true;
   }
 } cpu_init;
+
+int param_set_nr_cpus(const char *val, const struct kernel_param *kp) {
+  unsigned int n;
+  int ret = kstrtouint(val, 0, &n);
+  if (ret != 0) return ret;
+  if (n < 1 || n > NR_CPUS) {
+    pr_err("nr_cpus: %u is not in 1..%d\n", n, NR_CPUS);
+    return -EINVAL;
+  }
+  nr_cpus_param = n;
+  if (cpu_init_done) set_nr_cpu_ids(n);
+  return 0;
+}
+
+int param_get_nr_cpus(char *buffer, const struct kernel_param *kp) {
+  return snprintf(buffer, PAGE_SIZE, "%u\n", nr_cpu_ids);
+}
+
+const struct kernel_param_ops nr_cpus_ops = {
+    .flags = 0,
+    .set = param_set_nr_cpus,
+    .get = param_get_nr_cpus,
+    .free = nullptr,
+};
+// clang-format off
+__module_param_call("", nr_cpus, &nr_cpus_ops, &nr_cpus_param, 0444, -1, 0);
+__MODULE_PARM_TYPE(nr_cpus, "uint");
+MODULE_PARM_DESC(nr_cpus, "Virtual CPUs (nr_cpu_ids), 1..64. Default: the host's CPU count");
+// clang-format on
 
 bool try_take(CpuState &s, uint32_t bits) {
   uint32_t w = s.word.load(std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // printk, WARN/BUG and might_sleep() for the shim.
+#define KBUILD_MODNAME "printk"
+
 #include <sched.h>
 
 #include <cstdarg>
@@ -8,12 +10,22 @@
 
 #include <uk/linux/irqflags.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/moduleparam.h>
 #include <uk/shim/printk.h>
 
 namespace uk {
 
 long warn_count = 0;
 PrintkHook printk_hook = nullptr;
+
+namespace {
+// Messages below KERN_WARNING reach stderr only with printk.ignore_loglevel.
+bool ignore_loglevel;
+// clang-format off
+module_param(ignore_loglevel, bool, 0644);
+MODULE_PARM_DESC(ignore_loglevel, "Print every message, whatever its level (otherwise levels 0-4 only)");
+// clang-format on
+}  // namespace
 
 int(printk)(const char *fmt, ...) {
   char buf[1024];
@@ -29,7 +41,7 @@ int(printk)(const char *fmt, ...) {
   }
   if (printk_hook != nullptr) {
     printk_hook(level, text);
-  } else if (level <= 4 || getenv("UKERN_PRINTK_ALL") != nullptr) {
+  } else if (level <= 4 || ignore_loglevel) {
     fputs(text, stderr);
   }
   return n;

@@ -33,6 +33,8 @@
 
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#define KBUILD_MODNAME "rcu"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -45,6 +47,7 @@
 #include <thread>
 
 #include <uk/linux/kernel.h>
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/printk.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
@@ -103,8 +106,16 @@ void rcu_smp_mb_master() {
 
 void rcu_atfork_child();
 
+// rcu.membarrier=0 (UKERN_CMDLINE) keeps readers on full barriers: read
+// once, when RCU first starts.
+bool rcu_membarrier = true;
+// clang-format off
+module_param_named(membarrier, rcu_membarrier, bool, 0444);
+MODULE_PARM_DESC(membarrier, "Readers use compiler barriers and the writer sys_membarrier() (if the host has it); N: full barriers in the readers");
+// clang-format on
+
 void rcu_init() {
-  bool use = getenv("UKERN_RCU_NO_MEMBARRIER") == nullptr;
+  bool use = rcu_membarrier;
   if (use) {
     long cmds = sys_membarrier(MEMBARRIER_CMD_QUERY);
     use = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&

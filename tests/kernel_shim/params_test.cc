@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // kernel/params.c: parse_args() and the standard types, the registry the
-// module_param()s of every layer land in,
-// and UKERN_CMDLINE read by the test main.
+// module_param()s of every layer land in, the era switches set by name,
+// and UKERN_CMDLINE read by the test main and by libukern_aio.so.
 #define KBUILD_MODNAME "params_test"
 
 #include <gtest/gtest.h>
@@ -300,8 +300,10 @@ TEST_F(ParamsTest, RegistryListsEveryLayerByModule) {
     return nullptr;
   };
   for (const char *name :
-       {"null_blk.irqmode", "null_blk.submit_queues", "null_blk.timeout",
-        "params_test.int"})
+       {"aio.lookup", "aio.reqs", "aio.ref", "aio.submit", "sbitmap.wake",
+        "sbitmap.deferred_clear", "null_blk.irqmode", "null_blk.submit_queues",
+        "null_blk.timeout", "nr_cpus", "rcu.membarrier",
+        "printk.ignore_loglevel", "params_test.int"})
     EXPECT_NE(find(name), nullptr) << name;
   for (size_t i = 1; i < all.size(); i++) {
     const auto &a = all[i - 1], &b = all[i];
@@ -320,6 +322,66 @@ TEST_F(ParamsTest, RegistryListsEveryLayerByModule) {
   EXPECT_EQ(p->type, "int");
   EXPECT_EQ(p->value, "64");
   EXPECT_FALSE(p->description.empty());
+  p = find("nr_cpus");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->module, "kernel");
+  EXPECT_EQ(p->value, std::to_string(nr_cpu_ids));
+  EXPECT_FALSE(p->description.empty());
+  p = find("aio.lookup");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->type, "enum");
+  EXPECT_EQ(p->value, "table");
+}
+
+TEST_F(ParamsTest, AioSwitchesBySetByName) {
+  using uk::aio::LookupMode;
+  ASSERT_EQ(uk::aio::aio_lookup_mode, LookupMode::kTable);
+  ASSERT_EQ(Parse("aio.lookup=list"), 0);
+  EXPECT_EQ(uk::aio::aio_lookup_mode, LookupMode::kList);
+  EXPECT_EQ(Show("aio.lookup"), "list\n");
+  ASSERT_EQ(Parse("aio.lookup=radix"), 0);
+  EXPECT_EQ(uk::aio::aio_lookup_mode, LookupMode::kRadix);
+  EXPECT_EQ(Parse("aio.lookup=hash"), -EINVAL);
+  EXPECT_TRUE(Logged("aio.lookup: `hash' is not one of table|list|radix"));
+  EXPECT_TRUE(Logged("`hash' invalid for parameter `aio.lookup'"));
+  EXPECT_EQ(uk::aio::aio_lookup_mode, LookupMode::kRadix);
+  EXPECT_EQ(Parse("aio.lookup=List"), -EINVAL);  // names are exact
+  ASSERT_EQ(Parse("aio.lookup=table"), 0);
+  EXPECT_EQ(uk::aio::aio_lookup_mode, LookupMode::kTable);
+
+  ASSERT_EQ(Parse("aio.reqs=locked aio.ref=atomic aio.submit=ctx_lock"), 0);
+  EXPECT_EQ(uk::aio::aio_reqs_mode, uk::aio::ReqsMode::kLocked);
+  EXPECT_EQ(uk::aio::aio_ref_mode, uk::aio::RefMode::kAtomic);
+  EXPECT_EQ(uk::aio::aio_submit_mode, uk::aio::SubmitMode::kCtxLock);
+  ASSERT_EQ(Parse("aio.reqs=percpu aio.ref=percpu aio.submit=direct"), 0);
+  EXPECT_EQ(uk::aio::aio_reqs_mode, uk::aio::ReqsMode::kPercpu);
+  EXPECT_EQ(uk::aio::aio_ref_mode, uk::aio::RefMode::kPercpu);
+  EXPECT_EQ(uk::aio::aio_submit_mode, uk::aio::SubmitMode::kDirect);
+}
+
+TEST_F(ParamsTest, SbitmapWakeSchemeAppliesToNewQueues) {
+  struct sbitmap_queue sbq;
+
+  ASSERT_EQ(Parse("sbitmap.wake=v61"), 0);
+  EXPECT_EQ(Show("sbitmap.wake"), "v61\n");
+  ASSERT_EQ(
+      sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, NUMA_NO_NODE),
+      0);
+  EXPECT_EQ(sbq.wake_scheme, SBQ_WAKE_V61);
+  sbitmap_queue_free(&sbq);
+
+  ASSERT_EQ(Parse("sbitmap.wake=current"), 0);
+  ASSERT_EQ(
+      sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, NUMA_NO_NODE),
+      0);
+  EXPECT_EQ(sbq.wake_scheme, SBQ_WAKE_CURRENT);
+  sbitmap_queue_free(&sbq);
+  EXPECT_EQ(Parse("sbitmap.wake=v62"), -EINVAL);
+
+  ASSERT_EQ(Parse("sbitmap.deferred_clear=v610"), 0);
+  EXPECT_TRUE(sbitmap_deferred_clear_v610);
+  ASSERT_EQ(Parse("sbitmap.deferred-clear=current"), 0);
+  EXPECT_FALSE(sbitmap_deferred_clear_v610);
 }
 
 TEST_F(ParamsTest, NullBlkParametersOnTheCommandLine) {
@@ -341,18 +403,51 @@ TEST_F(ParamsTest, NullBlkParametersOnTheCommandLine) {
   null_blk_reset_module_params();
 }
 
+TEST_F(ParamsTest, NrCpusIsACoreParameter) {
+  unsigned int before = nr_cpu_ids;
+  ASSERT_EQ(Parse("nr_cpus=3"), 0);
+  EXPECT_EQ(nr_cpu_ids, 3u);
+  EXPECT_EQ(Show("nr_cpus"), "3\n");
+  EXPECT_EQ(Parse("nr_cpus=0"), -EINVAL);
+  EXPECT_EQ(Parse("nr_cpus=65"), -EINVAL);
+  EXPECT_TRUE(Logged("nr_cpus: 65 is not in 1..64"));
+  EXPECT_EQ(Parse("kernel.nr_cpus=2"), -ENOENT);
+  EXPECT_EQ(nr_cpu_ids, 3u);
+  uk::set_nr_cpu_ids(before);
+}
+
+TEST_F(ParamsTest, PrintkIgnoreLoglevel) {
+  uk::printk_hook = nullptr;
+  ::testing::internal::CaptureStderr();
+  pr_info("params_test: quiet\n");
+  ASSERT_EQ(uk::parse_cmdline("test", "printk.ignore_loglevel"), 0);
+  pr_info("params_test: loud\n");
+  ASSERT_EQ(uk::parse_cmdline("test", "printk.ignore_loglevel=N"), 0);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("quiet"), std::string::npos);
+  EXPECT_NE(err.find("params_test: loud"), std::string::npos);
+}
+
+TEST_F(ParamsTest, RcuMembarrierReadsBack) {
+  EXPECT_EQ(Show("rcu.membarrier"), "Y\n");
+  ASSERT_EQ(Parse("rcu.membarrier=n"), 0);
+  EXPECT_EQ(Show("rcu.membarrier"), "N\n");
+  ASSERT_EQ(Parse("rcu.membarrier=y"), 0);
+}
+
 // The child of CmdlineEnvReachesTheTests: runs only with UKERN_CMDLINE set.
 TEST_F(ParamsTest, ChildSeesCmdline) {
   const char *c = getenv("UKERN_CMDLINE");
-  if (c == nullptr || strcmp(c, "params_test.int=99") != 0)
+  if (c == nullptr || strcmp(c, "aio.lookup=radix params_test.int=99") != 0)
     GTEST_SKIP() << "run by CmdlineEnvReachesTheTests";
+  EXPECT_EQ(uk::aio::aio_lookup_mode, uk::aio::LookupMode::kRadix);
   EXPECT_EQ(t_int, 99);
 }
 
 TEST_F(ParamsTest, CmdlineEnvReachesTheTests) {
   std::string out, exe = SelfExe();
   ASSERT_FALSE(exe.empty());
-  int rc = RunShell("UKERN_CMDLINE='params_test.int=99' '" +
+  int rc = RunShell("UKERN_CMDLINE='aio.lookup=radix params_test.int=99' '" +
                         exe + "' --gtest_filter=ParamsTest.ChildSeesCmdline",
                     &out);
   EXPECT_EQ(rc, 0) << out;
@@ -368,6 +463,38 @@ TEST_F(ParamsTest, CmdlineEnvReachesTheTests) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("[==========]"), std::string::npos) << out;
+}
+
+// libukern_aio.so parses UKERN_CMDLINE when it is loaded: two 1 GB devices
+// show through its stat() interposer, and a bad parameter ends the host
+// program (here stat(1)) with status 1 before its main().
+TEST_F(ParamsTest, PreloadLibraryHonoursCmdline) {
+#ifdef UKERN_SANITIZER
+  GTEST_SKIP() << "a sanitized .so cannot be preloaded into stat(1)";
+#else
+  std::string out, so = UKERN_AIO_SO;
+  std::string pre = "LD_PRELOAD='" + so + "' ";
+  int rc = RunShell(pre +
+                        "UKERN_CMDLINE='null_blk.nr_devices=2 null_blk.gb=1' "
+                        "stat -L -c %s /dev/ukern/nullb1",
+                    &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "1073741824\n");
+  rc = RunShell(pre +
+                    "UKERN_CMDLINE='null_blk.nr_devices=1' "
+                    "stat -L -c %s /dev/ukern/nullb1",
+                &out);
+  EXPECT_NE(rc, 0) << out;
+  rc = RunShell(pre + "UKERN_CMDLINE='null_blk.irqmode=5' stat -c %s /", &out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("`5' invalid for parameter `null_blk.irqmode'"),
+            std::string::npos)
+      << out;
+  rc = RunShell(pre + "UKERN_CMDLINE='nosuch.param=1' stat -c %s /", &out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("Unknown parameter `nosuch.param'"), std::string::npos)
+      << out;
+#endif
 }
 
 }  // namespace

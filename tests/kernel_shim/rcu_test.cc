@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -424,10 +425,14 @@ TEST(RcuTest, SynchronizeInsideReaderWarnsInsteadOfDeadlocking) {
 // Re-runs the grace-period tests with readers on the full-fence fallback
 // (no membarrier), in a fresh process since the choice is made once.
 TEST(RcuTest, FallbackWithoutMembarrier) {
-  if (getenv("UKERN_RCU_NO_MEMBARRIER")) GTEST_SKIP() << "already the child";
+  const char *cmdline = getenv("UKERN_CMDLINE");
+  if (cmdline && strstr(cmdline, "rcu.membarrier=0"))
+    GTEST_SKIP() << "already the child";
   std::vector<std::string> env;
-  for (char **e = environ; *e; e++) env.emplace_back(*e);
-  env.emplace_back("UKERN_RCU_NO_MEMBARRIER=1");
+  for (char **e = environ; *e; e++)
+    if (strncmp(*e, "UKERN_CMDLINE=", 14) != 0) env.emplace_back(*e);
+  env.emplace_back(std::string("UKERN_CMDLINE=") + (cmdline ? cmdline : "") +
+                   " rcu.membarrier=0");
   std::vector<char *> envp;
   for (auto &s : env) envp.push_back(s.data());
   envp.push_back(nullptr);

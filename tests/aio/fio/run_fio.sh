@@ -27,7 +27,7 @@ for opts in "--iodepth=8" "--direct=1 --iodepth=16" \
 	[ "$err" = 0 ]
 done
 
-# Emulated block device: /dev/ukern/nullb0 (null_blk from UKERN_NULLB) for
+# Emulated block device: /dev/ukern/nullb0 (null_blk.* from UKERN_CMDLINE) for
 # each irqmode, O_DIRECT with two jobs on disjoint halves, then buffered.
 # The path does not exist on the host: the I/O can only reach null_blk.
 [ ! -e /dev/ukern/nullb0 ]
@@ -35,7 +35,7 @@ for irq in 0 1 2; do
 	for opts in "--direct=1 --numjobs=2 --offset_increment=8m --iodepth=16" \
 		"--numjobs=1 --iodepth=8"; do
 		# shellcheck disable=SC2086
-		UKERN_NULLB="submit_queues=2 hw_queue_depth=64 irqmode=$irq memory_backed=1 gb=1" \
+		UKERN_CMDLINE="null_blk.submit_queues=2 null_blk.hw_queue_depth=64 null_blk.irqmode=$irq null_blk.memory_backed=1 null_blk.gb=1" \
 		LD_PRELOAD="$LIB" "$FIO" --name=nullb --filename=/dev/ukern/nullb0 --size=8m \
 			--rw=randrw --bs=4k --ioengine=libaio $opts --thread --group_reporting \
 			--verify=crc32c --output-format=terse >"$DIR/out" 2>"$DIR/err"
@@ -44,9 +44,16 @@ for irq in 0 1 2; do
 		[ "$err" = 0 ]
 	done
 done
-# Without UKERN_NULLB there is no device: fio's open fails with ENOENT.
-if LD_PRELOAD="$LIB" "$FIO" --name=none --filename=/dev/ukern/nullb0 --size=1m --rw=read \
+# With null_blk.nr_devices=0 there is no device: fio's open fails with ENOENT.
+if UKERN_CMDLINE="null_blk.nr_devices=0" LD_PRELOAD="$LIB" "$FIO" --name=none \
+	--filename=/dev/ukern/nullb0 --size=1m --rw=read \
 	--ioengine=libaio --thread --output-format=terse >"$DIR/out" 2>&1; then
 	echo "fio without a device succeeded"; exit 1
 fi
 grep -q "No such file" "$DIR/out"
+# A bad UKERN_CMDLINE stops fio before it starts, with status 1.
+rc=0
+UKERN_CMDLINE="aio.lookup=hash" LD_PRELOAD="$LIB" "$FIO" --name=bad --filename="$DIR/f" \
+	--size=64k --rw=read --ioengine=libaio >"$DIR/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { echo "fio with a bad UKERN_CMDLINE: exit $rc"; exit 1; }
+grep -q "aio.lookup" "$DIR/out"

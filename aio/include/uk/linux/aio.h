@@ -67,7 +67,8 @@ namespace uk::aio
 
 /*
  * Before/after switches (seeds 1 and 2), read at every use; change them only
- * while no context exists.
+ * while no context exists. They are also the parameters aio.lookup,
+ * aio.reqs, aio.ref and aio.submit (UKERN_CMDLINE, docs/params.md).
  */
 enum class LookupMode { kTable = 0, kList = 1, kRadix = 2 };
 enum class ReqsMode { kPercpu = 0, kLocked = 1 };

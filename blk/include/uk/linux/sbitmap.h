@@ -118,6 +118,12 @@ struct sbitmap_queue {
 extern void (*sbq_v61_wake_hook)(struct sbitmap_queue *sbq, struct sbq_wait_state *ws);
 extern void (*sbitmap_deferred_clear_hook)(struct sbitmap_word *map);
 extern bool sbitmap_deferred_clear_v610;
+/*
+ * sbitmap_queue_init_node() gives new queues SBQ_WAKE_V61 when set: the
+ * parameter sbitmap.wake=v61 (sbitmap.deferred_clear=v610 sets the switch
+ * above).
+ */
+extern bool sbitmap_queue_wake_v61;
 
 int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags, int node,
 		      bool round_robin, bool alloc_hint);
