@@ -48,7 +48,8 @@ long Rw(unsigned long ctx, int fd, int op, void *buf, long long off) {
 int main() {
   // Round-robin: the allocation hints start at 0, so the bits are 0 and 1.
   struct sbitmap sb;
-  int err = sbitmap_init_node(&sb, 64, -1, GFP_KERNEL, NUMA_NO_NODE, true, true);
+  int err =
+      sbitmap_init_node(&sb, 64, -1, GFP_KERNEL, NUMA_NO_NODE, true, true);
   if (err) return Fail("sbitmap_init_node", err);
   int a = sbitmap_get(&sb);
   int b = sbitmap_get(&sb);
@@ -70,7 +71,8 @@ int main() {
   if (r) return Fail("io_setup", r);
   auto *wbuf = static_cast<unsigned char *>(aligned_alloc(kBs, kBs));
   auto *rbuf = static_cast<unsigned char *>(aligned_alloc(kBs, kBs));
-  for (size_t i = 0; i < kBs; i++) wbuf[i] = static_cast<unsigned char>(i * 13 + 1);
+  for (size_t i = 0; i < kBs; i++)
+    wbuf[i] = static_cast<unsigned char>(i * 13 + 1);
   memset(rbuf, 0, kBs);
   long w = Rw(ctx, fd, IOCB_CMD_PWRITE, wbuf, 3 * kBs);
   long rd = Rw(ctx, fd, IOCB_CMD_PREAD, rbuf, 3 * kBs);
