@@ -13,11 +13,9 @@ SRC=$(cd "$(dirname "$0")/consumer" && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ukern_install.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 PREFIX=$TMP/prefix
-# libukern_aio.so's nullb0: memory backed, so that reads return the data
-# written. Given as null_blk's module parameters (UKERN_NULLB) and on the
-# library's command line (UKERN_CMDLINE).
-NULLB="memory_backed=1 gb=1 irqmode=1"
-CMDLINE="null_blk.$(echo "$NULLB" | sed 's/ / null_blk./g')"
+# libukern_aio.so's nullb0 (its command line, docs/libaio.md): memory
+# backed, so that reads return the data written.
+CMDLINE="null_blk.memory_backed=1 null_blk.gb=1 null_blk.irqmode=1"
 
 # expect PROGRAM RC LINE...: PROGRAM exited with RC and printed ($TMP/out)
 # each LINE.
@@ -38,8 +36,7 @@ run_consumers() { # DIR: the programs built there
 	for prog in "$1"/libaio_consumer*; do
 		rm -f "$TMP/host_file"
 		rc=0
-		UKERN_NULLB=$NULLB UKERN_CMDLINE=$CMDLINE "$prog" "$TMP/host_file" \
-			>"$TMP/out" 2>&1 || rc=$?
+		UKERN_CMDLINE=$CMDLINE "$prog" "$TMP/host_file" >"$TMP/out" 2>&1 || rc=$?
 		expect "$prog" $rc "libaio on $TMP/host_file: write 4096, read 4096, data matches" \
 			"libaio on /dev/ukern/nullb0: write 4096, read 4096, data matches" \
 			"libaio_consumer: ok"

@@ -2,8 +2,8 @@
 /*
  * A libaio program linked against libukern_aio.so: io_setup, io_submit and
  * io_getevents on a host file (argv[1]) and on /dev/ukern/nullb0, the
- * null_blk device that UKERN_NULLB describes (the path exists only inside
- * ukern, so I/O there proves which library served it). Built with
+ * null_blk device of UKERN_CMDLINE's null_blk.* parameters (the path exists
+ * only inside ukern, so I/O there proves which library served it). Built with
  * <ukern/libaio.h>, or with the system <libaio.h> under
  * -DUKERN_SYSTEM_LIBAIO_H (the same ABI). Exits 1 on a mismatch.
  */
