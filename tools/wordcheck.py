@@ -50,7 +50,9 @@ PATTERNS = [
     (r"\bagents?'\s+(?:builds?|work|runs?)\b", re.I),
     (r"\bsub-?agents?\b", re.I),
     # Work left for later, or history of the text.
-    (r"\bfollow[- ]?ups?\b", re.I),
+    # (A kernel patch's follow-ups are history of the kernel, and fine.)
+    (r"\b(?:in|as|for|with|into) (?:a|the) follow[- ]?up\b", re.I),
+    (r"\bfollow[- ]?ups? (?:work|tasks?|sessions?|items?|issues?|PRs?)\b", re.I),
     (r"\bleft as (?:an? )?(?:todo|follow|future|exercise|open|later|known)", re.I),
     (r"\bTODO\(\s*(?:session|H\d|helper|agent|issue)", re.I),
     (r"\badded (?:later|in (?:session|round|H\d))\b", re.I),

@@ -24,6 +24,7 @@ CLEAN = """\
 // Seed 2 shares one context; the H100 card; see (v6.1) and issue the I/O.
 // The later helpers radix_tree_iter_retry() work inside for_each.
 /* Follows the kernel: the word is left as it was. */
+/* The 2004 patch and its follow-ups, as run-time switches. */
 """
 
 
@@ -64,7 +65,7 @@ class WordcheckTest(unittest.TestCase):
             planted("Update (H", "10): faster."),
             planted("Fixes iss", "ue #7."),
             planted("Shared with other help", "ers building."),
-            planted("A fol", "low-up will do it."),
+            planted("This is left for a fol", "low-up."),
             planted("The ratios the iss", "ue asks for."),
             planted("// TODO(ses", "sion 3): finish"),
         ]
