@@ -15,7 +15,9 @@ root, after the release build; a block that exits non-zero, or runs past
 the timeout, fails the check. Unmarked blocks are never run.
 
 Every relative link in those files, [text](path) or [text](path#anchor),
-must name a file or directory inside the repository.
+must name a file or directory inside the repository, and every docs/*.md
+path that a tracked file names (a comment that says "see docs/rcu.md")
+must exist; tests/tools/ is left out, its tests plant such names.
 
 Usage: tools/doccheck.py [--root DIR] [--list] [--timeout S] [--no-run] [FILE...]
 Exit status: 0 when every block passed and every link resolves, else 1.
@@ -103,6 +105,34 @@ def check_links(path, rel, root):
     return errors
 
 
+DOC_REF = re.compile(r"(?<![\w./-])docs/[\w.-]+(?:/[\w.-]+)*\.md\b")
+
+
+def check_doc_refs(root):
+    """docs/*.md paths named by tracked files that do not exist."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True,
+                             capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []  # not a git checkout: nothing to scan
+    errors = []
+    for rel in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not rel or rel.startswith("tests/tools/"):
+            continue
+        try:
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue
+        for no, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            for m in DOC_REF.finditer(line):
+                if not os.path.exists(os.path.join(root, m.group(0))):
+                    errors.append(f"{rel}:{no}: names a missing document: {m.group(0)}")
+    return errors
+
+
 def run_block(block, root, timeout):
     start = time.monotonic()
     try:
@@ -134,6 +164,8 @@ def main(argv=None):
         blocks += b
         errors += e
         errors += check_links(path, rel, root)
+    if not args.files:
+        errors += check_doc_refs(root)
 
     if args.list:
         for b in blocks:
@@ -157,7 +189,10 @@ def main(argv=None):
         print(f"doccheck: {failed} block(s) failed, {len(errors)} marker or link error(s)",
               file=sys.stderr)
         return 1
-    print(f"doccheck: {len(blocks)} block(s) passed")
+    if args.no_run:
+        print(f"doccheck: markers and links fine; {len(blocks)} block(s) not run")
+    else:
+        print(f"doccheck: {len(blocks)} block(s) passed")
     return 0
 
 

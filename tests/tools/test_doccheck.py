@@ -87,6 +87,21 @@ class DoccheckTest(unittest.TestCase):
         self.assertIn("README.md:4: link to a local path outside", r.stdout)
         self.assertNotIn("README.md:1:", r.stdout)
 
+    def test_tracked_files_must_name_existing_documents(self):
+        subprocess.run(["git", "init", "-q", self.dir], check=True)
+        self.write("README.md", "# R\n")
+        self.write("docs/rcu.md", "# RCU\n")
+        os.makedirs(os.path.join(self.dir, "src"))
+        self.write("src/a.cc", "// see docs/rcu.md\n// and docs/gone.md, \"The path\"\n")
+        self.write("src/b.cc", "// docs/untracked.md is not a tracked file's\n")
+        subprocess.run(["git", "-C", self.dir, "add", "README.md", "docs/rcu.md", "src/a.cc"],
+                       check=True)
+        r = self.run_check("--no-run")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/a.cc:2: names a missing document: docs/gone.md", r.stdout)
+        self.assertNotIn("src/a.cc:1", r.stdout)
+        self.assertNotIn("src/b.cc", r.stdout)
+
     def test_list_prints_blocks_without_running(self):
         self.write("README.md", f"{MARK}\n```sh\ntouch ran\n```\n")
         r = self.run_check("--list")
