@@ -2491,9 +2491,9 @@ static_assert(sizeof(struct timespec) == sizeof(struct __kernel_timespec));
  */
 extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long *ctxp)
 {
+	aio_setup();
 	if (READ_ONCE(uk::aio26::aio_engine) == uk::aio26::Engine::kV26)
 		return uk::aio26::sys_io_setup(nr_events, ctxp);
-	aio_setup();
 	return sys_io_setup(nr_events, ctxp);
 }
 

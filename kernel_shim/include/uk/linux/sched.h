@@ -66,6 +66,7 @@
 
 struct blk_plug;
 struct worker;
+struct wait_queue_entry;
 
 struct task_struct {
 	/* Sleeping state; read/written with READ_ONCE/WRITE_ONCE/cmpxchg. */
@@ -90,6 +91,8 @@ struct task_struct {
 	struct blk_plug *plug;	  /* blk_start_plug(), flushed by schedule() */
 	struct worker *uk_worker; /* workqueue worker that runs on this task */
 	void *journal_info;
+	/* 2.6 retry-based AIO: the iocb's wait entry while a retry runs */
+	struct wait_queue_entry *io_wait;
 
 	/* Shim internals. */
 	uint32_t uk_sleeping; /* 1 while blocked on the futex in schedule() */
