@@ -17,9 +17,11 @@ Only the benchmark's own thread is counted (callgrind --separate-threads),
 not the shim's tick thread.
 
 The counts are exact but not always identical from run to run: the code
-under test may take another path, e.g. sbitmap's allocation hints start
-at random, as in the kernel (151-156 and 211-217 for BM_SbitmapGetClear/64
-and BM_SbqGetClear/64 over five runs).
+under test may take another path where it draws a random number or waits
+for another thread. (sbitmap's allocation hints start at random, as in the
+kernel; the sbitmap suite's get+clear loops set them to bit 0 first.)
+tools/perfcheck.py holds each suite's counts against a baseline and lists
+the benchmarks whose count moves.
 
 Valgrind has no rseq, so there the shim reads the CPU number through
 sched_getcpu() (uk::host_vcpu_slow()) where natively it loads it from the
@@ -75,8 +77,10 @@ def inclusive(path, fn):
     return total
 
 
-def count(binary, name, min_time, tmp):
-    """(iterations, Ir per iteration, getcpu Ir per iteration) or None."""
+def runs(binary, name, min_time, tmp):
+    """[(iterations, callgrind dump)] of each run of the timed loop, the
+    sizing runs first and the timed one last, or None. The dumps live in
+    tmp until the next call."""
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     cg = os.path.join(tmp, "cg.out")
@@ -99,8 +103,17 @@ def count(binary, name, min_time, tmp):
         re.fullmatch(r"cg\.out\.(\d+)-01", f) for f in os.listdir(tmp)) if m)
     if not iters or len(dumps) != len(iters):
         return None
-    last = os.path.join(tmp, f"cg.out.{dumps[-1]}-01")
-    ir, slow, n = summary(last), inclusive(last, SLOW_CPU), iters[-1]
+    return [(n, os.path.join(tmp, f"cg.out.{d}-01"))
+            for n, d in zip(iters, dumps)]
+
+
+def count(binary, name, min_time, tmp):
+    """(iterations, Ir per iteration, getcpu Ir per iteration) or None."""
+    res = runs(binary, name, min_time, tmp)
+    if res is None:
+        return None
+    n, last = res[-1]
+    ir, slow = summary(last), inclusive(last, SLOW_CPU)
     return n, (ir - slow) / n, slow / n
 
 
