@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Instruction counts against a committed baseline (`tools/ukern perf-check`).
+
+    perfcheck.py [--subset ci] [--tolerance PCT] [SUITE...]
+    perfcheck.py --update [SUITE...]
+
+Each entry is one single-threaded benchmark of one suite, counted as
+tools/icount.py counts it: the instructions one iteration of the timed loop
+retires under callgrind, the benchmark's own thread only, the rseq stand-in
+(uk::host_vcpu_slow()) left out. The baseline, benchmarks/icount-baseline.json,
+holds the figure of every entry, the commit, compiler and machine each suite
+was measured with, the benchmarks left out (with the reason) and the subsets.
+
+A check prints one row an entry: the baseline, the count now and the change
+in percent. It exits 1 when an entry moves by more than the tolerance, up or
+down, so that the file stays true, and when an entry is in the baseline but
+not in the build or the other way round (a renamed benchmark updates the
+file). --update counts the suites again and writes their figures.
+
+The figure is the timed run's count divided by its iterations (Google
+Benchmark picks 10^5 or more for the loops here at --min-time 0.5): what
+one run costs once, a few hundred instructions, weighs under 0.01 a loop.
+Google Benchmark 1.7.1 (Debian 12) takes no fixed iteration count
+(--benchmark_min_time=Nx came with 1.8), so the count of iterations varies
+from run to run and the figure must not depend on it: docs/perf-check.md
+gives the measured spread.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import icount
+import seeds
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASELINE = os.path.join(TOP, "benchmarks", "icount-baseline.json")
+BINDIR = os.path.join(TOP, "build", "release", "benchmarks")
+
+
+def gbench_suites():
+    """The suites of Google Benchmark benchmarks: benchmarks/<suite>/ whose
+    *.cc include <benchmark/benchmark.h> (a suite may be a program of its
+    own)."""
+    out = []
+    root = os.path.join(TOP, "benchmarks")
+    for d in sorted(os.listdir(root)):
+        path = os.path.join(root, d)
+        if not os.path.isdir(path):
+            continue
+        for f in os.listdir(path):
+            if f.endswith(".cc"):
+                with open(os.path.join(path, f)) as src:
+                    if "<benchmark/benchmark.h>" in src.read():
+                        out.append(d)
+                        break
+    return out
+MIN_TIME = "0.5"
+
+
+# --- the baseline file --------------------------------------------------
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(path, data):
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+
+
+def excluded(data, suite, name):
+    """The reason `name` of `suite` is left out, or None."""
+    for rule in data.get("excluded", []):
+        if rule["suite"] in (suite, "*") and re.search(rule["match"], name):
+            return rule["reason"]
+    return None
+
+
+def key(suite, name):
+    return f"{suite}:{name}"
+
+
+def split_key(k):
+    suite, _, name = k.partition(":")
+    return suite, name
+
+
+# --- comparison: pure, on numbers ---------------------------------------
+
+OK, UP, DOWN, NO_BASE, NO_BUILD, NO_COUNT = (
+    "ok", "rose", "fell", "not in the baseline", "not in the build",
+    "no count (the run failed)")
+
+
+def change_pct(base, now):
+    if base == 0:
+        return 0.0 if now == 0 else float("inf")
+    return (now - base) / base * 100.0
+
+
+def compare(base, now, tolerance):
+    """Rows (key, baseline, now, change %, verdict) over the union of the
+    keys of `base` {key: Ir} and `now` {key: Ir, or None where the run gave
+    no count}, and whether every row is OK."""
+    rows = []
+    for k in sorted(set(base) | set(now), key=lambda k: (split_key(k), k)):
+        b = base.get(k)
+        if k not in now:
+            rows.append((k, b, None, None, NO_BUILD))
+            continue
+        n = now[k]
+        if b is None:
+            rows.append((k, None, n, None, NO_BASE))
+        elif n is None:
+            rows.append((k, b, None, None, NO_COUNT))
+        else:
+            c = change_pct(b, n)
+            verdict = OK
+            if c > tolerance:
+                verdict = UP
+            elif c < -tolerance:
+                verdict = DOWN
+            rows.append((k, b, n, c, verdict))
+    return rows, all(r[4] == OK for r in rows)
+
+
+def table(rows):
+    width = max([len("benchmark")] + [len(r[0]) for r in rows])
+    out = [f"{'benchmark':{width}} {'baseline':>10} {'now':>10} "
+           f"{'change %':>9}  verdict"]
+    for k, b, n, c, v in rows:
+        bs = "-" if b is None else f"{b:.1f}"
+        ns = "-" if n is None else f"{n:.1f}"
+        cs = "-" if c is None else f"{c:+.2f}"
+        out.append(f"{k:{width}} {bs:>10} {ns:>10} {cs:>9}  {v}")
+    return "\n".join(out)
+
+
+# --- counting -----------------------------------------------------------
+
+def measure(binary, name, min_time, tmp):
+    res = icount.count(binary, name, min_time, tmp)
+    return None if res is None else round(res[1], 1)
+
+
+def entries(data, suite, binary):
+    """The benchmarks of `binary` that the gate counts."""
+    return [n for n in icount.list_tests(binary, ".")
+            if icount.single_threaded(n) and excluded(data, suite, n) is None]
+
+
+def compiler():
+    cache = os.path.join(os.path.dirname(BINDIR), "CMakeCache.txt")
+    cxx = "c++"
+    if os.path.exists(cache):
+        with open(cache) as f:
+            for line in f:
+                if line.startswith("CMAKE_CXX_COMPILER:"):
+                    cxx = line.split("=", 1)[1].strip()
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True,
+                             text=True).stdout
+        return out.splitlines()[0]
+    except (OSError, IndexError):
+        return cxx
+
+
+def tool_version(argv):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True).stdout
+        return out.strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "unknown"
+
+
+def say(msg):
+    print(f"perf-check: {msg}", file=sys.stderr, flush=True)
+
+
+def count_suite(data, suite, names, min_time, tmp):
+    binary = os.path.join(BINDIR, f"ukern_bench_{suite}")
+    out = {}
+    for name in names:
+        out[key(suite, name)] = measure(binary, name, min_time, tmp)
+        say(f"{key(suite, name)}: {out[key(suite, name)]}")
+    return out
+
+
+def update(data, suites, min_time, path):
+    with tempfile.TemporaryDirectory() as tmp:
+        for suite in suites:
+            binary = os.path.join(BINDIR, f"ukern_bench_{suite}")
+            now = count_suite(data, suite, entries(data, suite, binary),
+                              min_time, tmp)
+            failed = [k for k, v in now.items() if v is None]
+            if failed:
+                say(f"no count for {', '.join(failed)}: {suite} left as it was")
+                return 1
+            data.setdefault("suites", {})[suite] = {
+                "measured": {
+                    "commit": seeds.git_commit(),
+                    "date": datetime.datetime.now(datetime.timezone.utc)
+                    .strftime("%Y-%m-%d %H:%M UTC"),
+                    "preset": "release",
+                    "compiler": compiler(),
+                    "machine": seeds.machine(),
+                    "valgrind": tool_version(["valgrind", "--version"]),
+                    "min_time": min_time,
+                },
+                "ir_per_iteration": {split_key(k)[1]: v
+                                     for k, v in now.items()},
+            }
+            save(path, data)
+            say(f"{suite}: {len(now)} entries written to {path}")
+    return 0
+
+
+def check(data, suites, subset, tolerance, min_time):
+    base = {}
+    for suite in suites:
+        figures = data.get("suites", {}).get(suite, {}).get(
+            "ir_per_iteration", {})
+        base.update({key(suite, n): v for n, v in figures.items()})
+    wanted = None
+    if subset:
+        wanted = {k for k in data["subsets"][subset]
+                  if split_key(k)[0] in suites}
+        base = {k: v for k, v in base.items() if k in wanted}
+    now = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for suite in suites:
+            binary = os.path.join(BINDIR, f"ukern_bench_{suite}")
+            names = entries(data, suite, binary)
+            if wanted is not None:
+                names = [n for n in names if key(suite, n) in wanted]
+            now.update(count_suite(data, suite, names, min_time, tmp))
+    if wanted is not None:
+        # A subset entry in neither the baseline nor the build.
+        for k in wanted - set(base) - set(now):
+            now[k] = None
+    rows, ok = compare(base, now, tolerance)
+    print(table(rows))
+    comp = compiler()
+    for suite in suites:
+        m = data.get("suites", {}).get(suite, {}).get("measured", {})
+        if m and m.get("compiler") != comp:
+            say(f"{suite}: the baseline was measured with {m.get('compiler')}, "
+                f"this build uses {comp}: counts differ between compilers")
+    if ok:
+        say(f"{len(rows)} entries within {tolerance:g}% of the baseline")
+        return 0
+    bad = [r for r in rows if r[4] != OK]
+    moved = sorted({split_key(r[0])[0] for r in bad})
+    say(f"{len(bad)} of {len(rows)} entries fail. A change that moves a count "
+        f"by more than {tolerance:g}%, or adds, removes or renames a benchmark, "
+        f"updates the baseline in the same commit:\n"
+        f"    tools/ukern perf-check --update {' '.join(moved)}\n"
+        f"    git add benchmarks/icount-baseline.json")
+    return 1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--update", action="store_true",
+                    help="count the suites again and write their figures")
+    ap.add_argument("--subset", help="only the entries of this subset (ci)")
+    ap.add_argument("--tolerance", type=float, default=2.0,
+                    help="percent an entry may move either way (2)")
+    ap.add_argument("--min-time", default=MIN_TIME,
+                    help="Google Benchmark's --benchmark_min_time (0.5)")
+    ap.add_argument("--baseline", default=BASELINE)
+    ap.add_argument("suites", nargs="*", metavar="SUITE")
+    args = ap.parse_args(argv)
+    have = gbench_suites()
+    for s in args.suites:
+        if s not in have:
+            ap.error(f"no suite {s!r} (have: {' '.join(have)})")
+    suites = args.suites or have
+    data = load(args.baseline)
+    if args.update:
+        if args.subset:
+            ap.error("--update counts whole suites: no --subset")
+        return update(data, suites, args.min_time, args.baseline)
+    if args.subset and args.subset not in data.get("subsets", {}):
+        ap.error(f"no subset {args.subset!r} in {args.baseline}")
+    return check(data, suites, args.subset, args.tolerance, args.min_time)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
