@@ -656,6 +656,7 @@ class AioV26ClockTest : public AioV26Test {
       got = ukern_io_getevents(ctx, 1, 1, &ev, nullptr);
     });
     EXPECT_TRUE(uk::testing::WaitTaskBlocked(task));
+    get_task_struct(task.load());  // looked at below, maybe after it exits
     unsigned long start = jiffies;
     EXPECT_EQ(a26::sys_write(fds[1], "x", 1), 1);
     unsigned long waited = 0;
@@ -667,6 +668,7 @@ class AioV26ClockTest : public AioV26Test {
       uk::testing::WaitFor([&] { return got.load() >= 0 || uk::task_is_blocked(task.load()); });
     }
     waiter.join();
+    put_task_struct(task.load());
     EXPECT_EQ(got.load(), 1);
     Destroy(ctx);
     return waited;
