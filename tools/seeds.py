@@ -739,6 +739,9 @@ def render_aio_retry(res, md, plot):
             ax.grid(True, axis="y", alpha=0.3)
             ax.legend(fontsize=7)
         axes[0].set_yscale("log")
+        for y, text in ((600000, "published 2.6: ~600,000/s"), (30, "published after: 30/s")):
+            axes[0].axhline(y, color="grey", ls="--", lw=1)
+            axes[0].text(2.4, y * 1.15, text, ha="right", fontsize=8)
         fig.tight_layout()
         return fig
     return None
