@@ -77,6 +77,17 @@ class ParamsToolTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("Unknown parameter `nosuch.x'", err)
 
+    def test_docs_table_is_the_listing(self):
+        docs = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "..", "docs", "params.md")
+        with open(docs, encoding="utf-8") as f:
+            text = f.read()
+        rc, out, _ = run("--markdown")
+        self.assertEqual(rc, 0)
+        self.assertIn(out, text,
+                      "docs/params.md's table differs from "
+                      "`tools/ukern params --markdown`: paste its output there")
+
     def test_markdown_table(self):
         rc, out, _ = run("--markdown")
         self.assertEqual(rc, 0)
