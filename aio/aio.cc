@@ -2492,7 +2492,7 @@ static_assert(sizeof(struct timespec) == sizeof(struct __kernel_timespec));
 extern "C" long ukern_io_setup(unsigned int nr_events, unsigned long *ctxp)
 {
 	aio_setup();
-	if (READ_ONCE(uk::aio26::aio_engine) == uk::aio26::Engine::kV26)
+	if (uk::aio26::aio_engine == uk::aio26::Engine::kV26)
 		return uk::aio26::sys_io_setup(nr_events, ctxp);
 	return sys_io_setup(nr_events, ctxp);
 }

@@ -77,7 +77,7 @@ MODULE_PARM_DESC(v26_put_cancel, "v26: cancel_delayed_work(&ctx->wq) before free
 
 static RetryMode retry_mode(void)
 {
-	return READ_ONCE(aio_retry_mode);
+	return aio_retry_mode;
 }
 
 /* ---- the ring (the same ABI as aio.cc's) ---- */

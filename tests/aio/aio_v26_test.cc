@@ -63,7 +63,7 @@ class AioV26Test : public ::testing::Test {
     a26::aio_put_cancel = saved_cancel_;
   }
 
-  unsigned long Setup(unsigned nr) {
+  unsigned long NewCtx(unsigned nr) {
     unsigned long ctx = 0;
     EXPECT_EQ(ukern_io_setup(nr, &ctx), 0);
     ctxs_.push_back(ctx);
@@ -200,7 +200,7 @@ class AioV26ScriptTest : public AioV26Test {
 // ---- io_setup / io_destroy ----
 
 TEST_F(AioV26Test, SetupMakesARingWithTheAbiHeader) {
-  unsigned long ctx = Setup(32);
+  unsigned long ctx = NewCtx(32);
   ASSERT_NE(ctx, 0u);
   auto *ring = reinterpret_cast<RingHeader *>(ctx);
   EXPECT_EQ(ring->magic, 0xa10a10a1u);
@@ -224,7 +224,7 @@ TEST_F(AioV26Test, SetupErrors) {
 }
 
 TEST_F(AioV26Test, EngineIsChosenAtSetup) {
-  unsigned long v26 = Setup(4);
+  unsigned long v26 = NewCtx(4);
   a26::aio_engine = a26::Engine::kCurrent;
   unsigned long cur = 0;
   ASSERT_EQ(ukern_io_setup(4, &cur), 0);
@@ -248,7 +248,7 @@ TEST_F(AioV26Test, EngineIsChosenAtSetup) {
 }
 
 TEST_F(AioV26Test, BadArgumentsGetTheErrno) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   struct io_event ev;
   struct iocb cb;
   char buf[8];
@@ -283,7 +283,7 @@ TEST_F(AioV26Test, HostFileReadRetriesUntilEof) {
   unlink(path);
   std::string data(10000, 'q');
   ASSERT_EQ(write(fd, data.data(), data.size()), (ssize_t)data.size());
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   std::vector<char> buf(20000);
   struct iocb cb;
   struct io_event ev;
@@ -305,7 +305,7 @@ TEST_F(AioV26Test, HostFileReadRetriesUntilEof) {
 // ---- the retry engine's functions ----
 
 TEST_F(AioV26ScriptTest, RetryRunsWithIoWaitSetToKiWait) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   char buf[16];
   struct iocb cb;
   struct io_event ev;
@@ -324,7 +324,7 @@ TEST_F(AioV26ScriptTest, RetryRunsWithIoWaitSetToKiWait) {
 // requeues the request when the retry returns, instead of running it twice
 // at once; is_retried_kiocb() is true from the third run.
 TEST_F(AioV26ScriptTest, KickDuringRetryRequeuesAfterIt) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   script->kick_self = true;
   script->retries_left = 2;
   char buf[16];
@@ -340,7 +340,7 @@ TEST_F(AioV26ScriptTest, KickDuringRetryRequeuesAfterIt) {
 
 // Nothing queued on ki_wait and -EIOCBRETRY: the request kicks itself.
 TEST_F(AioV26ScriptTest, RetryWithNothingQueuedRunsAgain) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   script->retries_left = 3;
   char buf[8];
   struct iocb cb;
@@ -354,7 +354,7 @@ TEST_F(AioV26ScriptTest, RetryWithNothingQueuedRunsAgain) {
 // aio_wake_function takes ki_wait off the queue and kicks; a second kick
 // before the request runs is absorbed (one queueing).
 TEST_F(AioV26ScriptTest, WakeKicksOnceAndQueuesOnce) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   script->retries_left = 1;
   script->queue_wait = true;
   char buf[8];
@@ -383,7 +383,7 @@ TEST_F(AioV26ScriptTest, WakeKicksOnceAndQueuesOnce) {
 
 // __queue_kicked_iocb queues once; null links (a retry in flight) never.
 TEST_F(AioV26Test, QueueKickedIocbQueuesOnce) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   a26::kioctx *k = a26::lookup_ioctx(ctx);
   ASSERT_NE(k, nullptr);
   a26::kiocb iocb = {};
@@ -403,7 +403,7 @@ TEST_F(AioV26Test, QueueKickedIocbQueuesOnce) {
 
 // With the ctx->running guard, a second runner leaves the list alone.
 TEST_F(AioV26ScriptTest, RunningGuardSkipsASecondRunner) {
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   script->retries_left = 1;
   script->queue_wait = true;
   char buf[8];
@@ -434,7 +434,7 @@ TEST_F(AioV26ScriptTest, RunningGuardSkipsASecondRunner) {
 // the context's mm; io_getevents never runs it.
 TEST_F(AioV26ScriptTest, BeforeRetriesRunOnTheWorkerWithTheMm) {
   a26::aio_retry_mode = a26::RetryMode::kBefore;
-  unsigned long ctx = Setup(4);
+  unsigned long ctx = NewCtx(4);
   script->retries_left = 1;
   script->queue_wait = true;
   char buf[8];
@@ -458,7 +458,7 @@ TEST_F(AioV26Test, PipeReadWaitsForTheWriterInEveryState) {
   for (auto mode : {a26::RetryMode::kBefore, a26::RetryMode::kAfter,
                     a26::RetryMode::kRunning}) {
     a26::aio_retry_mode = mode;
-    unsigned long ctx = Setup(8);
+    unsigned long ctx = NewCtx(8);
     int fds[2];
     Pipe(fds);
     char buf[32];
@@ -479,7 +479,7 @@ TEST_F(AioV26Test, PipeReadWaitsForTheWriterInEveryState) {
 }
 
 TEST_F(AioV26Test, PipeWriteRetriesWhenFull) {
-  unsigned long ctx = Setup(8);
+  unsigned long ctx = NewCtx(8);
   int fds[2];
   Pipe(fds);
   std::vector<char> big(3 * PIPE_SIZE, 'w');
@@ -505,7 +505,7 @@ TEST_F(AioV26Test, PipeWriteRetriesWhenFull) {
 }
 
 TEST_F(AioV26Test, PipeReadSeesEofWhenTheWriterCloses) {
-  unsigned long ctx = Setup(8);
+  unsigned long ctx = NewCtx(8);
   int fds[2];
   Pipe(fds);
   char buf[8];
@@ -519,7 +519,7 @@ TEST_F(AioV26Test, PipeReadSeesEofWhenTheWriterCloses) {
 }
 
 TEST_F(AioV26Test, CancelAPendingPipeRead) {
-  unsigned long ctx = Setup(8);
+  unsigned long ctx = NewCtx(8);
   int fds[2];
   Pipe(fds);
   char buf[8];
@@ -549,7 +549,7 @@ TEST_F(AioV26Test, CancelAPendingPipeRead) {
 TEST_F(AioV26Test, DestroyWithRetriesInFlight) {
   for (auto mode : {a26::RetryMode::kBefore, a26::RetryMode::kRunning}) {
     a26::aio_retry_mode = mode;
-    unsigned long ctx = Setup(16);
+    unsigned long ctx = NewCtx(16);
     int fds[4][2];
     char buf[4][8];
     struct iocb cb[4];
@@ -572,7 +572,7 @@ TEST_F(AioV26Test, DestroyWithRetriesInFlight) {
 }
 
 TEST_F(AioV26Test, RingFullGivesEagain) {
-  unsigned long ctx = Setup(1);
+  unsigned long ctx = NewCtx(1);
   auto *ring = reinterpret_cast<RingHeader *>(ctx);
   int fds[2];
   Pipe(fds);
@@ -592,7 +592,7 @@ TEST_F(AioV26Test, RingFullGivesEagain) {
 }
 
 TEST_F(AioV26Test, ConcurrentWritersAndGetevents) {
-  unsigned long ctx = Setup(64);
+  unsigned long ctx = NewCtx(64);
   const unsigned n = uk::testing::StressThreads();
   const int per = 200;
   std::vector<std::array<int, 2>> p(n);
@@ -641,7 +641,7 @@ class AioV26ClockTest : public AioV26Test {
   // A waiter sleeps in io_getevents; a write kicks its pipe read. Returns
   // the jiffies from the kick until the waiter has its event.
   unsigned long KickedRetryLatency() {
-    unsigned long ctx = Setup(8);
+    unsigned long ctx = NewCtx(8);
     int fds[2];
     Pipe(fds);
     char buf[8];
@@ -686,7 +686,7 @@ TEST_F(AioV26ClockTest, StallFixOnWaiterWaitsOneJiffy) {
 }
 
 TEST_F(AioV26ClockTest, KickWithNoWaiterDelaysTheWorkerHz10) {
-  unsigned long ctx = Setup(8);
+  unsigned long ctx = NewCtx(8);
   int fds[2];
   Pipe(fds);
   char buf[8];
@@ -709,7 +709,7 @@ TEST_F(AioV26ClockTest, KickWithNoWaiterDelaysTheWorkerHz10) {
 // cancel_delayed_work in __put_ioctx the timer goes with the context.
 TEST_F(AioV26ClockTest, DestroyCancelsThePendingDelayedWork) {
   a26::aio_put_cancel = true;
-  unsigned long ctx = Setup(8);
+  unsigned long ctx = NewCtx(8);
   int fds[2];
   Pipe(fds);
   char buf[8];
