@@ -146,14 +146,24 @@ void usercopy_init()
 
 unsigned long copy_from_user(void *to, const void *from, unsigned long n)
 {
+	unsigned long res;
+
 	if (!access_ok(from, n))
 		return n;
-	return uk_raw_copy_user(to, from, n);
+	instrument_copy_from_user_before(to, from, n);
+	res = uk_raw_copy_user(to, from, n);
+	instrument_copy_from_user_after(to, from, n, res);
+	return res;
 }
 
 unsigned long copy_to_user(void *to, const void *from, unsigned long n)
 {
+	unsigned long res;
+
 	if (!access_ok(to, n))
 		return n;
-	return uk_raw_copy_user(to, from, n);
+	instrument_copy_to_user(to, from, n);
+	res = uk_raw_copy_user(to, from, n);
+	instrument_copy_to_user_after(to, from, n, res);
+	return res;
 }

@@ -2,7 +2,9 @@
 /*
  * User-memory access for the aio port (arch/x86/include/asm/uaccess.h):
  * access_ok() against the x86-64 TASK_SIZE_MAX, and copies that return the
- * number of bytes NOT copied (0 on success) instead of crashing.
+ * number of bytes NOT copied (0 on success) instead of crashing. Every
+ * access is asm, so each one calls the <uk/linux/instrumented.h> checks that
+ * let ASan and TSan see it.
  */
 #ifndef UK_AIO_USERCOPY_H
 #define UK_AIO_USERCOPY_H
@@ -13,6 +15,7 @@
 
 #include <uk/linux/compiler.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/instrumented.h>
 #include <uk/linux/time64.h>
 
 #define __user
@@ -107,46 +110,48 @@ struct uk_exception_table_entry {
  * as the kernel's (after access_ok()); 0 or -EFAULT, and a failed
  * get_user() stores zero in @x.
  */
-#define get_user(x, ptr)                                                            \
-	({                                                                          \
-		__typeof__(ptr) __gu_p = (ptr);                                     \
-		unsigned long __gu_val = 0;                                         \
-		int __gu_err = 0;                                                   \
-		static_assert(sizeof(*__gu_p) == 1 || sizeof(*__gu_p) == 2 ||       \
-				      sizeof(*__gu_p) == 4 || sizeof(*__gu_p) == 8, \
-			      "get_user size");                                     \
-		if (unlikely(!access_ok(__gu_p, sizeof(*__gu_p)))) {                \
-			__gu_err = -EFAULT;                                         \
-		} else {                                                            \
-			switch (sizeof(*__gu_p)) {                                  \
-			case 1: {                                                   \
-				unsigned char __v;                                  \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "b", "b"); \
-				__gu_val = __v;                                     \
-				break;                                              \
-			}                                                           \
-			case 2: {                                                   \
-				unsigned short __v;                                 \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "w", "w"); \
-				__gu_val = __v;                                     \
-				break;                                              \
-			}                                                           \
-			case 4: {                                                   \
-				unsigned int __v;                                   \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "l", "k"); \
-				__gu_val = __v;                                     \
-				break;                                              \
-			}                                                           \
-			default: {                                                  \
-				unsigned long __v;                                  \
-				__uk_get_user_asm(__v, __gu_p, __gu_err, "q", "q"); \
-				__gu_val = __v;                                     \
-				break;                                              \
-			}                                                           \
-			}                                                           \
-		}                                                                   \
-		(x) = (__typeof__(*(ptr)))__gu_val;                                 \
-		__gu_err;                                                           \
+#define get_user(x, ptr)                                                                \
+	({                                                                              \
+		__typeof__(ptr) __gu_p = (ptr);                                         \
+		unsigned long __gu_val = 0;                                             \
+		int __gu_err = 0;                                                       \
+		static_assert(sizeof(*__gu_p) == 1 || sizeof(*__gu_p) == 2 ||           \
+				      sizeof(*__gu_p) == 4 || sizeof(*__gu_p) == 8,     \
+			      "get_user size");                                         \
+		if (unlikely(!access_ok(__gu_p, sizeof(*__gu_p)))) {                    \
+			__gu_err = -EFAULT;                                             \
+		} else {                                                                \
+			switch (sizeof(*__gu_p)) {                                      \
+			case 1: {                                                       \
+				unsigned char __v;                                      \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "b", "b");     \
+				__gu_val = __v;                                         \
+				break;                                                  \
+			}                                                               \
+			case 2: {                                                       \
+				unsigned short __v;                                     \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "w", "w");     \
+				__gu_val = __v;                                         \
+				break;                                                  \
+			}                                                               \
+			case 4: {                                                       \
+				unsigned int __v;                                       \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "l", "k");     \
+				__gu_val = __v;                                         \
+				break;                                                  \
+			}                                                               \
+			default: {                                                      \
+				unsigned long __v;                                      \
+				__uk_get_user_asm(__v, __gu_p, __gu_err, "q", "q");     \
+				__gu_val = __v;                                         \
+				break;                                                  \
+			}                                                               \
+			}                                                               \
+			if (!__gu_err)                                                  \
+				instrument_get_user(__gu_val, __gu_p, sizeof(*__gu_p)); \
+		}                                                                       \
+		(x) = (__typeof__(*(ptr)))__gu_val;                                     \
+		__gu_err;                                                               \
 	})
 
 #define put_user(x, ptr)                                                                           \
@@ -179,6 +184,8 @@ struct uk_exception_table_entry {
 				__uk_put_user_asm(__pu_bits, __pu_p, __pu_err, "q", "q");          \
 				break;                                                             \
 			}                                                                          \
+			if (!__pu_err)                                                             \
+				instrument_put_user(__pu_v, __pu_p, sizeof(*__pu_p));              \
 		}                                                                                  \
 		__pu_err;                                                                          \
 	})
