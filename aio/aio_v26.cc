@@ -236,6 +236,8 @@ int fd_close(int fd)
 	spin_unlock(&fd_lock);
 	if (!file)
 		return -EBADF;
+	/* the number is free at once, as close(2)'s; the file lives on in its requests */
+	close(fd);
 	fput(file);
 	return 0;
 }

@@ -297,8 +297,6 @@ static int pipe_release(struct file *filp)
 	if (!last)
 		wake_up_interruptible(&pipe->wait);
 	mutex_unlock(&pipe->mutex);
-	if (filp->f_fd >= 0)
-		close(filp->f_fd);
 	if (last) {
 		kfree(pipe->base);
 		kfree(pipe);
@@ -373,48 +371,39 @@ int do_pipe2(int fds[2], int flags)
 
 	rf = pipe_file(pipe, &read_pipe_fops, FMODE_READ, flags);
 	wf = pipe_file(pipe, &write_pipe_fops, FMODE_WRITE, flags);
+	if (!rf || !wf) {
+		kfree(rf);
+		kfree(wf);
+		kfree(pipe->base);
+		kfree(pipe);
+		__atomic_fetch_sub(&live_pipes, 1, __ATOMIC_RELAXED);
+		return -ENFILE;
+	}
 	rfd = reserve_fd(flags);
-	wfd = reserve_fd(flags);
-	ret = -ENFILE;
-	if (!rf || !wf)
-		goto fail;
+	wfd = rfd < 0 ? -1 : reserve_fd(flags);
 	ret = rfd < 0 ? rfd : wfd;
-	if (rfd < 0 || wfd < 0)
-		goto fail;
-	rf->f_fd = rfd;
-	wf->f_fd = wfd;
-	ret = fd_install(rfd, rf);
-	if (ret)
-		goto fail_close;
-	ret = fd_install(wfd, wf);
-	if (ret) {
-		fd_close(rfd); /* releases rf, closes rfd */
-		rf = NULL;
-		rfd = -1;
-		goto fail_close;
+	if (ret >= 0)
+		ret = fd_install(rfd, rf);
+	if (ret >= 0) {
+		rf = NULL; /* the table's now */
+		ret = fd_install(wfd, wf);
+	}
+	if (ret < 0) {
+		/* fd_close() puts an installed end; the rest goes by hand */
+		if (!rf)
+			fd_close(rfd);
+		else if (rfd >= 0)
+			close(rfd);
+		if (wfd >= 0)
+			close(wfd);
+		if (rf)
+			fput(rf);
+		fput(wf); /* the last end: frees the pipe */
+		return ret;
 	}
 	fds[0] = rfd;
 	fds[1] = wfd;
 	return 0;
-
-fail:
-	/* nothing installed: undo by hand */
-	if (rfd >= 0)
-		close(rfd);
-	if (wfd >= 0)
-		close(wfd);
-	kfree(rf);
-	kfree(wf);
-	kfree(pipe->base);
-	kfree(pipe);
-	__atomic_fetch_sub(&live_pipes, 1, __ATOMIC_RELAXED);
-	return ret;
-
-fail_close:
-	if (rf)
-		fput(rf); /* drops readers, closes rfd */
-	fput(wf);	  /* drops writers, closes wfd, frees the pipe */
-	return ret;
 }
 
 ssize_t sys_read(int fd, void *buf, size_t count)
@@ -451,6 +440,21 @@ ssize_t sys_write(int fd, const void *buf, size_t count)
 int sys_close(int fd)
 {
 	return fd_close(fd);
+}
+
+int get_fl(int fd)
+{
+	struct file *file;
+	int ret;
+
+	if (!fd_is_ours(fd))
+		return -EBADF;
+	file = fget((unsigned)fd);
+	if (!file)
+		return -EBADF;
+	ret = (int)__atomic_load_n(&file->f_flags, __ATOMIC_RELAXED);
+	fput(file);
+	return ret;
 }
 
 int set_nonblock(int fd, bool on)

@@ -2,7 +2,9 @@
 /*
  * libukern_aio.so's view of /dev/ukern/<name>: open(), openat(), close()
  * and stat() are interposed so that an unmodified program (fio) can open an
- * emulated block device by path. Other paths and descriptors go straight to
+ * emulated block device by path. With aio.engine=v26, pipe() and pipe2()
+ * make ukern pipes (aio/pipe.cc), whose ends read(), write(), close() and
+ * fcntl(F_GETFL/F_SETFL) reach. Other paths and descriptors go straight to
  * the system calls. C, so that the prototypes are glibc's own.
  */
 #undef _FORTIFY_SOURCE
@@ -21,6 +23,13 @@
 int ukern_preload_open(const char *path, int flags);
 int ukern_preload_is_blkdev(int fd);
 int ukern_preload_close(int fd);
+/* libaio.cc: ukern pipes (-ENOSYS from pipe2: not the v26 engine). */
+int ukern_preload_pipe2(int fds[2], int flags);
+int ukern_preload_is_pipe(int fd);
+long ukern_preload_read(int fd, void *buf, size_t count);
+long ukern_preload_write(int fd, const void *buf, size_t count);
+int ukern_preload_close_pipe(int fd);
+int ukern_preload_pipe_flags(int fd, int set, int flags);
 
 static int is_ukern_path(const char *path)
 {
@@ -94,6 +103,8 @@ UK_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 
 UK_EXPORT int close(int fd)
 {
+	if (ukern_preload_is_pipe(fd))
+		return ret_errno(ukern_preload_close_pipe(fd));
 	if (ukern_preload_is_blkdev(fd))
 		return ret_errno(ukern_preload_close(fd));
 	return (int)syscall(SYS_close, fd);
@@ -147,3 +158,54 @@ UK_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, s
 	}
 	return (int)syscall(SYS_statx, dirfd, path, flags, mask, stx);
 }
+
+UK_EXPORT int pipe2(int fds[2], int flags)
+{
+	int r = ukern_preload_pipe2(fds, flags);
+
+	if (r != -ENOSYS)
+		return ret_errno(r);
+	return (int)syscall(SYS_pipe2, fds, flags);
+}
+
+UK_EXPORT int pipe(int fds[2])
+{
+	return pipe2(fds, 0);
+}
+
+UK_EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	if (ukern_preload_is_pipe(fd))
+		return ret_errno(ukern_preload_read(fd, buf, count));
+	return syscall(SYS_read, fd, buf, count);
+}
+
+UK_EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	if (ukern_preload_is_pipe(fd))
+		return ret_errno(ukern_preload_write(fd, buf, count));
+	return syscall(SYS_write, fd, buf, count);
+}
+
+/* fcntl: F_GETFL/F_SETFL of a ukern pipe end; everything else to the kernel. */
+static int do_fcntl(int fd, int cmd, va_list ap)
+{
+	unsigned long arg = va_arg(ap, unsigned long);
+
+	if ((cmd == F_GETFL || cmd == F_SETFL) && ukern_preload_is_pipe(fd))
+		return ret_errno(ukern_preload_pipe_flags(fd, cmd == F_SETFL, (int)arg));
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+UK_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = do_fcntl(fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+UK_EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));

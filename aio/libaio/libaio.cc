@@ -14,6 +14,8 @@
 
 #include <uk/devices/null_blk.h>
 #include <uk/linux/aio_fs.h>
+#include <uk/linux/aio_v26.h>
+#include <uk/linux/pipe_fs_i.h>
 #include <uk/linux/printk.h>
 #include <uk/shim/cmdline.h>
 
@@ -92,6 +94,45 @@ extern "C" int ukern_preload_is_blkdev(int fd)
 extern "C" int ukern_preload_close(int fd)
 {
 	return uk::aio_close_blkdev(fd);
+}
+
+/*
+ * ukern pipes for interpose.c: pipe()/pipe2() make them while the engine
+ * is aio.engine=v26 (-ENOSYS otherwise: the host's pipe). The look-up on
+ * every read()/write()/close() is skipped while no ukern pipe exists.
+ */
+extern "C" int ukern_preload_pipe2(int fds[2], int flags)
+{
+	if (uk::aio26::aio_engine != uk::aio26::Engine::kV26)
+		return -ENOSYS;
+	return uk::aio26::do_pipe2(fds, flags);
+}
+
+extern "C" int ukern_preload_is_pipe(int fd)
+{
+	return uk::aio26::nr_live_pipes() && uk::aio26::fd_is_ours(fd);
+}
+
+extern "C" long ukern_preload_read(int fd, void *buf, size_t count)
+{
+	return uk::aio26::sys_read(fd, buf, count);
+}
+
+extern "C" long ukern_preload_write(int fd, const void *buf, size_t count)
+{
+	return uk::aio26::sys_write(fd, buf, count);
+}
+
+extern "C" int ukern_preload_close_pipe(int fd)
+{
+	return uk::aio26::sys_close(fd);
+}
+
+extern "C" int ukern_preload_pipe_flags(int fd, int set, int flags)
+{
+	if (set)
+		return uk::aio26::set_nonblock(fd, flags & O_NONBLOCK);
+	return uk::aio26::get_fl(fd);
 }
 
 UK_EXPORT int io_setup(int maxevents, io_context_t *ctxp)

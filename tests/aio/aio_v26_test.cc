@@ -158,10 +158,7 @@ const a26::file_operations script_fops = {
     .aio_fsync = nullptr,
     .read = nullptr,
     .write = nullptr,
-    .release = [](a26::file *f) {
-      close(f->f_fd);
-      return 0;
-    },
+    .release = nullptr,
 };
 
 // A descriptor served by the script (a fifo: completes at the first bytes).

@@ -96,9 +96,12 @@ struct file {
  */
 struct file *fget(unsigned int fd);
 void fput(struct file *file);
-/* Registers @file under descriptor @fd (one reference moves to the table). */
+/*
+ * Registers @file under descriptor @fd, a host descriptor that holds the
+ * number (one reference moves to the table).
+ */
 int fd_install(int fd, struct file *file);
-/* Takes @fd out of the table and drops its reference; -EBADF if unknown. */
+/* Takes @fd out of the table, closes it and drops the reference; -EBADF if unknown. */
 int fd_close(int fd);
 bool fd_is_ours(int fd);
 

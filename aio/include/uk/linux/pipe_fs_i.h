@@ -45,6 +45,8 @@ ssize_t sys_write(int fd, const void *buf, size_t count);
 int sys_close(int fd);
 /* fcntl(F_SETFL, O_NONBLOCK) for a ukern pipe end: 0 or -EBADF. */
 int set_nonblock(int fd, bool on);
+/* fcntl(F_GETFL): the end's O_* flags, or -EBADF. */
+int get_fl(int fd);
 /* Pipes alive (leak checks). */
 long nr_live_pipes(void);
 
