@@ -3,15 +3,19 @@
 //
 // Upstream: lib/fault-inject.c @ v6.12
 // Upstream: mm/failslab.c @ v6.12
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 
 #include <uk/linux/fault-inject.h>
+#include <uk/linux/errno.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/preempt.h>
 
 DECLARE_FAULT_ATTR(failslab);
+__thread unsigned int current_fail_nth;
 bool failslab_ignore_gfp_reclaim = false;
 
 int setup_fault_attr(struct fault_attr *attr, const char *str)
@@ -47,6 +51,19 @@ static u64 fault_rand(struct fault_attr *attr)
 
 bool should_fail(struct fault_attr *attr, ssize_t size)
 {
+	if (in_task()) {
+		unsigned int fail_nth = READ_ONCE(current_fail_nth);
+
+		if (fail_nth) {
+			fail_nth--;
+			WRITE_ONCE(current_fail_nth, fail_nth);
+			if (!fail_nth)
+				goto fail;
+
+			return false;
+		}
+	}
+
 	if (atomic_read(&attr->times) == 0)
 		return false;
 	if (atomic_read(&attr->space) > size) {
@@ -61,6 +78,8 @@ bool should_fail(struct fault_attr *attr, ssize_t size)
 	}
 	if (attr->probability <= (fault_rand(attr) >> 11) % 100)
 		return false;
+
+fail:
 	/*
 	 * Two callers may both have passed the times == 0 test above: the
 	 * second decrement must not take the count from 0 to -1, which
@@ -92,7 +111,7 @@ void failslab_set_cache_filter(const char *name)
 
 bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp)
 {
-	if (atomic_read(&failslab.times) == 0 || failslab.probability == 0)
+	if (!fail_nth_armed() && (atomic_read(&failslab.times) == 0 || failslab.probability == 0))
 		return false;
 	if (gfp & __GFP_NOFAIL)
 		return false;
@@ -104,6 +123,19 @@ bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp)
 			return false;
 	}
 	return should_fail(&failslab, static_cast<ssize_t>(size));
+}
+
+int fail_nth_write(unsigned long n)
+{
+	if (n > INT_MAX)
+		return -EINVAL;
+	WRITE_ONCE(current_fail_nth, (unsigned int)n);
+	return 0;
+}
+
+unsigned int fail_nth_read()
+{
+	return READ_ONCE(current_fail_nth);
 }
 
 bool should_failslab_percpu(size_t size, gfp_t gfp)

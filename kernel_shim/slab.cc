@@ -283,7 +283,9 @@ inline void check_gfp(gfp_t flags)
 // failslab armed at all? (the cheap test before the out-of-line one)
 inline bool failslab_armed()
 {
-	return unlikely(atomic_read(&failslab.times) != 0 && READ_ONCE(failslab.probability) != 0);
+	return unlikely(
+		(atomic_read(&failslab.times) != 0 && READ_ONCE(failslab.probability) != 0) ||
+		fail_nth_armed());
 }
 
 } // namespace
@@ -303,6 +305,18 @@ long kmalloc_nr_allocated()
 const char *kmem_cache_name(struct kmem_cache *s)
 {
 	return s->name.c_str();
+}
+
+void slab_for_each_cache(void (*fn)(const char *name, long live, void *arg), void *arg)
+{
+	for (int i = 0; i < kMaxCaches; i++) {
+		struct kmem_cache *s = __atomic_load_n(&cache_by_slot[i], __ATOMIC_ACQUIRE);
+
+		if (i == kKmallocSlot)
+			fn("kmalloc", registry().Sum(i, false), arg);
+		else if (s)
+			fn(s->name.c_str(), registry().Sum(i, false), arg);
+	}
 }
 
 long slab_total_allocated()

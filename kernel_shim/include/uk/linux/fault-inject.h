@@ -9,6 +9,7 @@
 #define UK_LINUX_FAULT_INJECT_H
 
 #include <uk/linux/atomic.h>
+#include <uk/linux/compiler.h>
 #include <uk/linux/gfp.h>
 #include <uk/linux/types.h>
 
@@ -41,8 +42,26 @@ struct kmem_cache;
 extern struct fault_attr failslab;
 extern bool failslab_ignore_gfp_reclaim;
 
+/*
+ * current->fail_nth (/proc/self/fail-nth): when non-zero, each call of
+ * should_fail() in task context by this thread counts it down, and the call
+ * that takes it to zero fails, whatever the attribute says.
+ */
+extern __thread unsigned int current_fail_nth __attribute__((tls_model("initial-exec")));
+
 namespace uk
 {
+/*
+ * /proc/self/fail-nth: writing n makes this task's n-th fault-injection
+ * call fail (0: none), -EINVAL above INT_MAX; reading gives the calls still
+ * to go, 0 once the failure was injected.
+ */
+int fail_nth_write(unsigned long n);
+unsigned int fail_nth_read();
+static inline bool fail_nth_armed()
+{
+	return unlikely(current_fail_nth != 0);
+}
 /* Only the allocations of this cache (by name) fail; NULL: every cache. */
 void failslab_set_cache_filter(const char *name);
 bool should_failslab_cache(const char *cache_name, size_t size, gfp_t gfp);

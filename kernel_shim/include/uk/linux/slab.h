@@ -155,6 +155,8 @@ long slab_total_allocated();
 /* Objects ever allocated from @s (including freed ones). */
 long slab_nr_tallocated(struct kmem_cache *s);
 const char *kmem_cache_name(struct kmem_cache *s);
+/* Each live cache's name and live objects, kmalloc's first ("kmalloc"). */
+void slab_for_each_cache(void (*fn)(const char *name, long live, void *arg), void *arg);
 } // namespace uk
 
 #endif /* UK_LINUX_SLAB_H */
