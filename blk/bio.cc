@@ -111,8 +111,9 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 
 /*
  * A bio_set: one slab of front_pad + bio + BIO_INLINE_VECS vecs (the
- * kernel's bio_slab with its back_pad); longer vec tables come from
- * kmalloc (the kernel's biovec slabs). No mempool reserve.
+ * kernel's bio_slab with its back_pad) with a mempool of pool_size of them,
+ * so that a bio allocation that may sleep does not fail; longer vec tables
+ * come from kmalloc (the kernel's biovec slabs and pool).
  */
 int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags)
 {
@@ -123,11 +124,19 @@ int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_p
 	bs->back_pad = back_pad;
 	bs->bio_slab = kmem_cache_create("bio", front_pad + sizeof(struct bio) + back_pad,
 					 __alignof__(struct bio), 0, NULL);
-	return bs->bio_slab ? 0 : -ENOMEM;
+	if (!bs->bio_slab)
+		return -ENOMEM;
+	if (mempool_init_slab_pool(&bs->bio_pool, pool_size, bs->bio_slab))
+		goto bad;
+	return 0;
+bad:
+	bioset_exit(bs);
+	return -ENOMEM;
 }
 
 void bioset_exit(struct bio_set *bs)
 {
+	mempool_exit(&bs->bio_pool);
 	kmem_cache_destroy(bs->bio_slab);
 	bs->bio_slab = NULL;
 }
@@ -144,7 +153,7 @@ struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, 
 	if (nr_vecs > BIO_MAX_VECS)
 		return NULL;
 
-	p = kmem_cache_alloc(bs->bio_slab, gfp_mask);
+	p = mempool_alloc(&bs->bio_pool, gfp_mask);
 	if (unlikely(!p))
 		return NULL;
 	bio = (struct bio *)((char *)p + bs->front_pad);
@@ -152,7 +161,7 @@ struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, 
 	if (nr_vecs > BIO_INLINE_VECS) {
 		bvl = (struct bio_vec *)kmalloc_array(nr_vecs, sizeof(*bvl), gfp_mask);
 		if (unlikely(!bvl)) {
-			kmem_cache_free(bs->bio_slab, p);
+			mempool_free(p, &bs->bio_pool);
 			return NULL;
 		}
 	} else if (nr_vecs) {
@@ -185,7 +194,7 @@ static void bio_free(struct bio *bio)
 	if (bs) {
 		if (bio->bi_io_vec != bio->bi_inline_vecs)
 			kfree(bio->bi_io_vec);
-		kmem_cache_free(bs->bio_slab, (char *)bio - bs->front_pad);
+		mempool_free((char *)bio - bs->front_pad, &bs->bio_pool);
 	} else {
 		kfree(bio);
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * struct bio helpers (include/linux/bio.h, block/bio.c) over plain memory.
- * Bios come from kmalloc with inline bio_vecs, or from a bio_set (a slab,
- * no mempool reserve);
+ * Bios come from kmalloc with inline bio_vecs, or from a bio_set (a slab
+ * with a mempool reserve);
  * pages are user-mode identity-mapped pages (see <uk/linux/bvec.h>).
  *
  * Upstream: include/linux/bio.h @ v6.12
@@ -14,6 +14,7 @@
 #include <uk/linux/blk_types.h>
 #include <uk/linux/bvec.h>
 #include <uk/linux/gfp.h>
+#include <uk/linux/mempool.h>
 
 #define BIO_MAX_VECS 256U
 
@@ -121,6 +122,7 @@ struct kmem_cache;
 
 struct bio_set {
 	struct kmem_cache *bio_slab;
+	mempool_t bio_pool;
 	unsigned int front_pad;
 	unsigned int back_pad;
 };
