@@ -605,16 +605,20 @@ static int ioctx_add_table(struct kioctx *ctx, struct mm_struct *mm)
 	int err;
 
 	/*
-	 * The pre-table lookups. The radix tree allocates its nodes with the
-	 * root's GFP_ATOMIC under ioctx_lock (no preload: a per-CPU preload
-	 * pool would outlive the test's leak check).
+	 * The pre-table lookups. The radix tree takes its nodes under
+	 * ioctx_lock from the per-CPU preload: an insert that failed halfway
+	 * would leave empty nodes in the tree.
 	 */
 	ctx->rtree_key = aio_rtree_key(ctx->user_id);
+	err = radix_tree_preload(GFP_KERNEL);
+	if (err)
+		return err;
 	spin_lock(&mm->ioctx_lock);
 	err = radix_tree_insert(&mm->ioctx_rtree, ctx->rtree_key, ctx);
 	if (!err)
 		hlist_add_head_rcu(&ctx->list, &mm->ioctx_list);
 	spin_unlock(&mm->ioctx_lock);
+	radix_tree_preload_end();
 	if (err)
 		return err;
 
