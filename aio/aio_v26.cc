@@ -61,16 +61,19 @@ bool aio_put_cancel = true;
 
 static const char *const aio_engine_names[] = { "current", "v26" };
 module_param_enum(engine, aio_engine, aio_engine_names, 0644);
-MODULE_PARM_DESC(engine, "fs/aio.c of the contexts io_setup() makes: current (6.12), v26 (retry-based 2.6)");
+MODULE_PARM_DESC(
+	engine, "fs/aio.c of the contexts io_setup() makes: current (6.12), v26 (retry-based 2.6)");
 
 static const char *const aio_retry_names[] = { "before", "after", "running" };
 module_param_enum(v26_retry, aio_retry_mode, aio_retry_names, 0644);
-MODULE_PARM_DESC(v26_retry,
-		 "v26 retries: before (queue_work per retry), after (run by io_submit/io_getevents, "
-		 "delayed work), running (after + ctx->running guard)");
+MODULE_PARM_DESC(
+	v26_retry,
+	"v26 retries: before (queue_work per retry), after (run by io_submit/io_getevents, "
+	"delayed work), running (after + ctx->running guard)");
 
 module_param_named(v26_stall_fix, aio_stall_fix, bool, 0644);
-MODULE_PARM_DESC(v26_stall_fix, "v26: 1-jiffy worker delay when somebody waits, aio_run_all_iocbs()");
+MODULE_PARM_DESC(v26_stall_fix,
+		 "v26: 1-jiffy worker delay when somebody waits, aio_run_all_iocbs()");
 
 module_param_named(v26_put_cancel, aio_put_cancel, bool, 0644);
 MODULE_PARM_DESC(v26_put_cancel, "v26: cancel_delayed_work(&ctx->wq) before freeing a context");
@@ -1379,7 +1382,7 @@ static struct kiocb *lookup_kiocb(struct kioctx *ctx, struct iocb __user *iocb, 
 
 long sys_io_cancel(unsigned long ctx_id, struct iocb __user *iocb, struct io_event __user *result)
 {
-	int (*cancel)(struct kiocb *iocb, struct io_event *res);
+	int (*cancel)(struct kiocb * iocb, struct io_event * res);
 	struct kioctx *ctx;
 	struct kiocb *kiocb;
 	u32 key;

@@ -431,8 +431,7 @@ ssize_t sys_write(int fd, const void *buf, size_t count)
 	file = fget((unsigned)fd);
 	if (!file)
 		return -EBADF;
-	ret = file->f_op->write ? file->f_op->write(file, (const char __user *)buf, count) :
-				  -EBADF;
+	ret = file->f_op->write ? file->f_op->write(file, (const char __user *)buf, count) : -EBADF;
 	fput(file);
 	return ret == -ERESTARTSYS ? -EINTR : ret;
 }

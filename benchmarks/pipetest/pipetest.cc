@@ -47,9 +47,9 @@ struct Token {
 struct Result {
   double seconds = 0;
   unsigned long passes = 0;
-  unsigned long cs = 0;       // process-wide nvcsw + nivcsw
-  unsigned long worker = 0;   // aio_kick_handler runs
-  unsigned long queued = 0;   // queue_work / queue_delayed_work that queued
+  unsigned long cs = 0;      // process-wide nvcsw + nivcsw
+  unsigned long worker = 0;  // aio_kick_handler runs
+  unsigned long queued = 0;  // queue_work / queue_delayed_work that queued
 };
 
 double Now() {
@@ -72,8 +72,13 @@ unsigned long ContextSwitches() {
 class PipeTest {
  public:
   PipeTest(unsigned pipes, unsigned tokens, unsigned generations)
-      : n_(pipes), t_(tokens), g_(generations), rfd_(pipes), wfd_(pipes),
-        buf_(pipes), cbs_(pipes) {}
+      : n_(pipes),
+        t_(tokens),
+        g_(generations),
+        rfd_(pipes),
+        wfd_(pipes),
+        buf_(pipes),
+        cbs_(pipes) {}
 
   Result Run(unsigned reapers) {
     long ret;
@@ -98,7 +103,8 @@ class PipeTest {
       Write(tok);
     }
     std::vector<std::thread> extra;
-    for (unsigned k = 1; k < reapers; k++) extra.emplace_back([this] { Reap(); });
+    for (unsigned k = 1; k < reapers; k++)
+      extra.emplace_back([this] { Reap(); });
     Reap();
     for (auto &th : extra) th.join();
     r.seconds = Now() - t0;
@@ -152,7 +158,8 @@ class PipeTest {
           continue;
         }
         // the next pipe: a fixed walk that spreads tokens over all pipes
-        tok.destination = (i * 7 + tok.generation * 13 + tok.thread * 31 + 1) % n_;
+        tok.destination =
+            (i * 7 + tok.generation * 13 + tok.thread * 31 + 1) % n_;
         Write(tok);
       }
     }
@@ -169,9 +176,12 @@ class PipeTest {
 
 const char *StateName(a26::RetryMode m) {
   switch (m) {
-    case a26::RetryMode::kBefore: return "before";
-    case a26::RetryMode::kAfter: return "after";
-    case a26::RetryMode::kRunning: return "after+running";
+    case a26::RetryMode::kBefore:
+      return "before";
+    case a26::RetryMode::kAfter:
+      return "after";
+    case a26::RetryMode::kRunning:
+      return "after+running";
   }
   return "?";
 }
@@ -207,19 +217,26 @@ int main(int argc, char **argv) {
   if (nums.size() != 3 || !nums[0] || !nums[1] || !nums[2] || !reapers) Usage();
 
   std::vector<a26::RetryMode> modes;
-  if (state == "before") modes = {a26::RetryMode::kBefore};
-  else if (state == "after") modes = {a26::RetryMode::kAfter};
-  else if (state == "running") modes = {a26::RetryMode::kRunning};
+  if (state == "before")
+    modes = {a26::RetryMode::kBefore};
+  else if (state == "after")
+    modes = {a26::RetryMode::kAfter};
+  else if (state == "running")
+    modes = {a26::RetryMode::kRunning};
   else if (state == "all")
-    modes = {a26::RetryMode::kBefore, a26::RetryMode::kAfter, a26::RetryMode::kRunning};
-  else Usage();
+    modes = {a26::RetryMode::kBefore, a26::RetryMode::kAfter,
+             a26::RetryMode::kRunning};
+  else
+    Usage();
 
   a26::aio_engine = a26::Engine::kV26;
   a26::aio_stall_fix = stall_fix;
-  printf("pipetest: %u pipes, %u tokens, %u generations, %u reaper(s), stall fix %s\n",
-         nums[0], nums[1], nums[2], reapers, stall_fix ? "on" : "off");
-  printf("%-14s %12s %12s %10s %12s %10s\n", "state", "passes/s", "cs/s", "cs/pass",
-         "worker/s", "queued/s");
+  printf(
+      "pipetest: %u pipes, %u tokens, %u generations, %u reaper(s), stall fix "
+      "%s\n",
+      nums[0], nums[1], nums[2], reapers, stall_fix ? "on" : "off");
+  printf("%-14s %12s %12s %10s %12s %10s\n", "state", "passes/s", "cs/s",
+         "cs/pass", "worker/s", "queued/s");
   std::vector<Result> res;
   for (auto m : modes) {
     a26::aio_retry_mode = m;
@@ -232,10 +249,13 @@ int main(int argc, char **argv) {
            (double)r.queued / r.seconds);
   }
   if (res.size() == 3) {
-    auto per_pass = [](const Result &r) { return (double)r.cs / (double)r.passes; };
+    auto per_pass = [](const Result &r) {
+      return (double)r.cs / (double)r.passes;
+    };
     auto rate = [](const Result &r) { return (double)r.passes / r.seconds; };
     printf("passes/s running/after: %.3f\n", rate(res[2]) / rate(res[1]));
-    printf("cs per pass after/before: %.5f\n", per_pass(res[1]) / per_pass(res[0]));
+    printf("cs per pass after/before: %.5f\n",
+           per_pass(res[1]) / per_pass(res[0]));
     printf("passes/s after/before: %.3f\n", rate(res[1]) / rate(res[0]));
   }
   return 0;

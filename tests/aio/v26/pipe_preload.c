@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                   \
-	do {                                                          \
-		if (!(cond)) {                                        \
+#define CHECK(cond)                                                                \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
 			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			return 1;                                     \
-		}                                                     \
+			return 1;                                                  \
+		}                                                                  \
 	} while (0)
 
 int main(void)

@@ -81,7 +81,7 @@ struct file_operations {
 
 struct file {
 	const struct file_operations *f_op;
-	unsigned int f_mode; /* FMODE_READ | FMODE_WRITE */
+	unsigned int f_mode;  /* FMODE_READ | FMODE_WRITE */
 	unsigned int f_flags; /* O_NONBLOCK ... */
 	bool f_fifo;	      /* S_ISFIFO: a short read completes the request */
 	int f_fd;	      /* host descriptor for host files, else -1 */
