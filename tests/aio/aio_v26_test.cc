@@ -215,6 +215,14 @@ class AioV26ScriptTest : public AioV26Test
 		delete script;
 		script = nullptr;
 	}
+	// Submits a read whose first run parks ki_wait on script->wq.
+	long SubmitParked(unsigned long ctx, struct iocb *cb, char *buf, size_t n)
+	{
+		script->retries_left = 1;
+		script->queue_wait = true;
+		PrepRead(cb, fd_, buf, n);
+		return Submit(ctx, cb);
+	}
 	int fd_ = -1;
 };
 
@@ -385,13 +393,10 @@ TEST_F(AioV26ScriptTest, RetryWithNothingQueuedRunsAgain)
 TEST_F(AioV26ScriptTest, WakeKicksOnceAndQueuesOnce)
 {
 	unsigned long ctx = NewCtx(4);
-	script->retries_left = 1;
-	script->queue_wait = true;
 	char buf[8];
 	struct iocb cb;
 	struct io_event ev;
-	PrepRead(&cb, fd_, buf, sizeof(buf));
-	ASSERT_EQ(Submit(ctx, &cb), 1);
+	ASSERT_EQ(SubmitParked(ctx, &cb, buf, sizeof(buf)), 1);
 	EXPECT_EQ(Poll(ctx, &ev), 0);
 	a26::kiocb *iocb = script->iocb;
 	EXPECT_TRUE(waitqueue_active(&script->wq));
@@ -436,13 +441,10 @@ TEST_F(AioV26Test, QueueKickedIocbQueuesOnce)
 TEST_F(AioV26ScriptTest, RunningGuardSkipsASecondRunner)
 {
 	unsigned long ctx = NewCtx(4);
-	script->retries_left = 1;
-	script->queue_wait = true;
 	char buf[8];
 	struct iocb cb;
 	struct io_event ev;
-	PrepRead(&cb, fd_, buf, sizeof(buf));
-	ASSERT_EQ(Submit(ctx, &cb), 1);
+	ASSERT_EQ(SubmitParked(ctx, &cb, buf, sizeof(buf)), 1);
 	wake_up(&script->wq);
 	a26::kioctx *k = a26::lookup_ioctx(ctx);
 	unsigned long skips = a26::stats().running_skips;
@@ -468,13 +470,10 @@ TEST_F(AioV26ScriptTest, BeforeRetriesRunOnTheWorkerWithTheMm)
 {
 	a26::aio_retry_mode = a26::RetryMode::kBefore;
 	unsigned long ctx = NewCtx(4);
-	script->retries_left = 1;
-	script->queue_wait = true;
 	char buf[8];
 	struct iocb cb;
 	struct io_event ev;
-	PrepRead(&cb, fd_, buf, sizeof(buf));
-	ASSERT_EQ(Submit(ctx, &cb), 1);
+	ASSERT_EQ(SubmitParked(ctx, &cb, buf, sizeof(buf)), 1);
 	EXPECT_EQ(script->calls, 1);
 	EXPECT_FALSE(script->ran_on_worker);
 	unsigned long runs = a26::stats().kick_handler_runs;
