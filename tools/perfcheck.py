@@ -18,9 +18,9 @@ down, so that the file stays true, and when an entry is in the baseline but
 not in the build or the other way round (a renamed benchmark updates the
 file). --update counts the suites again and writes their figures.
 
-The figure is the timed run's count divided by its iterations (Google
-Benchmark picks 10^5 or more for the loops here at --min-time 0.5): what
-one run costs once, a few hundred instructions, weighs under 0.01 a loop.
+The figure is the timed run's count divided by its iterations (264,510 for
+BM_SbqGetClear/64 at --min-time 0.5): what one run costs once, a few
+hundred instructions, is lost in the division.
 Google Benchmark 1.7.1 (Debian 12) takes no fixed iteration count
 (--benchmark_min_time=Nx came with 1.8), so the count of iterations varies
 from run to run and the figure must not depend on it: docs/perf-check.md
@@ -181,6 +181,17 @@ def tool_version(argv):
         return "unknown"
 
 
+def commit(baseline):
+    """HEAD, with -dirty when tracked files other than the baseline differ."""
+    def git(*a):
+        return subprocess.run(["git", "-C", TOP, *a], capture_output=True,
+                              text=True).stdout.strip()
+    sha = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                f":!{os.path.relpath(os.path.abspath(baseline), TOP)}")
+    return sha + ("-dirty" if dirty else "")
+
+
 def say(msg):
     print(f"perf-check: {msg}", file=sys.stderr, flush=True)
 
@@ -195,6 +206,7 @@ def count_suite(data, suite, names, min_time, tmp):
 
 
 def update(data, suites, min_time, path):
+    rev = commit(path)
     with tempfile.TemporaryDirectory() as tmp:
         for suite in suites:
             binary = os.path.join(BINDIR, f"ukern_bench_{suite}")
@@ -206,7 +218,7 @@ def update(data, suites, min_time, path):
                 return 1
             data.setdefault("suites", {})[suite] = {
                 "measured": {
-                    "commit": seeds.git_commit(),
+                    "commit": rev,
                     "date": datetime.datetime.now(datetime.timezone.utc)
                     .strftime("%Y-%m-%d %H:%M UTC"),
                     "preset": "release",
