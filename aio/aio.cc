@@ -1063,7 +1063,7 @@ static void user_refill_reqs_available(struct kioctx *ctx)
 		 * ctx->completed_events.
 		 */
 		ring = ctx->ring;
-		head = READ_ONCE(ring->head);
+		head = smp_load_acquire(&ring->head);
 
 		refill_reqs_available(ctx, head, ctx->tail);
 	}
@@ -1225,7 +1225,7 @@ static void aio_complete(struct aio_kiocb *iocb)
 
 	ctx->tail = tail;
 
-	head = READ_ONCE(ring->head);
+	head = smp_load_acquire(&ring->head);
 	smp_store_release(&ring->tail, tail);
 
 	ctx->completed_events++;
@@ -1326,7 +1326,12 @@ static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *eve
 		head %= ctx->nr_events;
 	}
 
-	WRITE_ONCE(ring->head, head);
+	/*
+	 * The copies above are done before a completer may reuse their
+	 * slots: pairs with the acquire loads of ring->head in
+	 * aio_complete() and user_refill_reqs_available().
+	 */
+	smp_store_release(&ring->head, head);
 out:
 	mutex_unlock(&ctx->ring_lock);
 
