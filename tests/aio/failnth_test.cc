@@ -58,8 +58,9 @@ TEST_F(AioFailNthTest, IoSetupFailsCleanlyAtEveryAllocation)
 		long r = ukern_io_setup(64, &ctx);
 		bool injected = uk::fail_nth_read() == 0;
 		uk::fail_nth_write(0);
-		if (r == 0)
+		if (r == 0) {
 			ASSERT_EQ(ukern_io_destroy(ctx), 0);
+		}
 		if (!injected)
 			break;
 		EXPECT_EQ(r, -ENOMEM) << "fail-nth " << n;
