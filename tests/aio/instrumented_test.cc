@@ -26,13 +26,16 @@ namespace
 {
 
 #ifdef UK_ASAN
-// Frees p and gives it back through an empty asm, so that g++'s
-// -Wuse-after-free does not see the use the test makes of it on purpose.
+// Frees p and returns a copy of it that went through an empty asm, so that
+// g++'s -Wuse-after-free cannot tie the use the test makes of it on purpose
+// to the free.
 template <class T> T *Freed(T *p)
 {
+	T *q = p;
+
+	asm volatile("" : "+r"(q));
 	free(p);
-	asm volatile("" : "+r"(p));
-	return p;
+	return q;
 }
 #endif
 
