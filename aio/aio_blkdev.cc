@@ -273,6 +273,18 @@ bool aio_is_blkdev(int fd)
 	return fd >= 0 && fd < kMaxBlkFd && __atomic_load_n(&blk_fds[fd], __ATOMIC_ACQUIRE);
 }
 
+struct block_device *aio_file_bdev(struct file *file, bool *direct)
+{
+	struct blk_file *bf;
+
+	if (!file || file->f_op != &def_blk_fops)
+		return nullptr;
+	bf = (struct blk_file *)file->private_data;
+	if (direct)
+		*direct = bf->direct;
+	return bf->bdev;
+}
+
 int aio_close_blkdev(int fd)
 {
 	struct blk_file *bf;

@@ -16,12 +16,14 @@
  * in the program (the kernel wrote it through kmap of the ring pages); the
  * mm's ioctx_list is one list for the process; use_mm()/unuse_mm() only
  * record the borrowed mm; files are this engine's struct file (ukern pipes,
- * or host descriptors read and written with pread/pwrite).
+ * host descriptors read and written with pread/pwrite, or ukern block
+ * devices, whose O_DIRECT requests go to blk-mq and return -EIOCBQUEUED).
  */
 #define KBUILD_MODNAME "aio"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -31,8 +33,11 @@
 
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
+#include <uk/linux/aio_fs.h>
 #include <uk/linux/aio_v26.h>
+#include <uk/linux/bio.h>
 #include <uk/linux/bitops.h>
+#include <uk/linux/blkdev.h>
 #include <uk/linux/jiffies.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/moduleparam.h>
@@ -41,6 +46,7 @@
 #include <uk/linux/slab.h>
 #include <uk/linux/timer.h>
 
+#include "aio_internal.h"
 #include "usercopy.h"
 
 #define AIO_RING_MAGIC 0xa10a10a1
@@ -208,6 +214,132 @@ static const struct file_operations host_fops = {
 	.release = host_release,
 };
 
+/*
+ * A ukern block device (a descriptor of aio_open_blkdev()), as 2.6's
+ * def_blk_fops with generic_file_aio_read/write over blkdev_direct_IO:
+ * opened O_DIRECT, a request's bios go to blk-mq and the method returns
+ * -EIOCBQUEUED; the end of the last bio calls aio_complete() with the bytes
+ * done or -errno, from whatever context the device completes in. The
+ * direct-I/O checks are blockdev_direct_IO's: an offset, length or buffer
+ * that is not a whole number of logical blocks is -EINVAL. Without
+ * O_DIRECT the transfer completes in the method (2.6 read and wrote
+ * through the page cache synchronously there), through an aligned bounce
+ * buffer when the caller's is not aligned. private_data is the file
+ * aio_fget() gave, whose reference keeps the device.
+ */
+static struct block_device *v26_file_bdev(struct file *file, bool *direct)
+{
+	return uk::aio_file_bdev((struct ::file *)file->private_data, direct);
+}
+
+/* dio_complete() of an asynchronous request: the kiocb's event. */
+static void blkdev_v26_end_io(void *priv, long res)
+{
+	aio_complete((struct kiocb *)priv, res, 0);
+}
+
+static ssize_t blkdev_v26_rw(struct kiocb *iocb, char __user *buf, size_t count, loff_t pos,
+			     bool write)
+{
+	bool direct = false;
+	struct block_device *bdev = v26_file_bdev(iocb->ki_filp, &direct);
+	unsigned int flags = write ? BLKDEV_RW_WRITE : 0;
+	unsigned int lbs = bdev_logical_block_size(bdev);
+	struct iovec iov = { .iov_base = buf, .iov_len = count };
+	ssize_t ret;
+	void *bounce;
+
+	if (!count)
+		return 0;
+	if (direct)
+		return blkdev_rw(bdev, pos, &iov, 1, flags, blkdev_v26_end_io, iocb);
+	if (!(((unsigned long)buf | count) & (lbs - 1)))
+		return blkdev_rw(bdev, pos, &iov, 1, flags, NULL, NULL);
+	/* a length that is not whole blocks stays -EINVAL, as with O_DIRECT */
+	if (count & (lbs - 1))
+		return -EINVAL;
+	bounce = aligned_alloc(PAGE_SIZE, round_up(count, (size_t)PAGE_SIZE));
+	if (!bounce)
+		return -ENOMEM;
+	if (write)
+		memcpy(bounce, buf, count);
+	iov.iov_base = bounce;
+	ret = blkdev_rw(bdev, pos, &iov, 1, flags, NULL, NULL);
+	if (!write && ret > 0)
+		memcpy(buf, bounce, ret);
+	free(bounce);
+	return ret;
+}
+
+static ssize_t blkdev_v26_aio_read(struct kiocb *iocb, char __user *buf, size_t count, loff_t pos)
+{
+	return blkdev_v26_rw(iocb, buf, count, pos, false);
+}
+
+static ssize_t blkdev_v26_aio_write(struct kiocb *iocb, const char __user *buf, size_t count,
+				    loff_t pos)
+{
+	return blkdev_v26_rw(iocb, (char __user *)buf, count, pos, true);
+}
+
+/* blkdev_issue_flush(), in the method: there is no page cache to write back. */
+static int blkdev_v26_aio_fsync(struct kiocb *iocb, int datasync)
+{
+	struct block_device *bdev = v26_file_bdev(iocb->ki_filp, NULL);
+	struct bio bio;
+
+	(void)datasync;
+	bio_init(&bio, bdev, NULL, 0, REQ_OP_FLUSH);
+	return submit_bio_wait(&bio);
+}
+
+static int blkdev_v26_release(struct file *file)
+{
+	::fput((struct ::file *)file->private_data);
+	return 0;
+}
+
+static const struct file_operations blkdev_v26_fops = {
+	.aio_read = blkdev_v26_aio_read,
+	.aio_write = blkdev_v26_aio_write,
+	.aio_fsync = blkdev_v26_aio_fsync,
+	.read = NULL,
+	.write = NULL,
+	.release = blkdev_v26_release,
+};
+
+/* A v26 file over the block device behind @fd, or NULL if @fd is not one. */
+static struct file *blkdev_v26_fget(int fd)
+{
+	struct ::file host_storage = {};
+	struct ::file *bf;
+	struct file *file;
+
+	if (!uk::aio_is_blkdev(fd))
+		return NULL;
+	bf = ::aio_fget((unsigned)fd, &host_storage);
+	if (!bf)
+		return NULL;
+	if (!uk::aio_file_bdev(bf, NULL)) {
+		::fput(bf);
+		return NULL;
+	}
+	file = (struct file *)kzalloc(sizeof(*file), GFP_KERNEL);
+	if (!file) {
+		::fput(bf);
+		return NULL;
+	}
+	file->f_op = &blkdev_v26_fops;
+	if (bf->f_mode & FMODE_READ)
+		file->f_mode |= 1u; /* FMODE_READ */
+	if (bf->f_mode & FMODE_WRITE)
+		file->f_mode |= 2u; /* FMODE_WRITE */
+	file->f_fd = -1;
+	file->private_data = bf;
+	atomic_long_set(&file->f_count, 1);
+	return file;
+}
+
 static constexpr int kMaxFds = 1 << 16;
 static DEFINE_SPINLOCK(fd_lock);
 static struct file *fd_table[kMaxFds];
@@ -269,6 +401,9 @@ struct file *fget(unsigned int fd)
 		if (file)
 			atomic_long_inc(&file->f_count);
 		spin_unlock(&fd_lock);
+		if (file)
+			return file;
+		file = blkdev_v26_fget((int)fd);
 		if (file)
 			return file;
 	}

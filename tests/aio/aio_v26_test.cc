@@ -5,6 +5,7 @@
 // retries in flight.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,13 +20,20 @@
 
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
+#include <uk/devices/null_blk.h>
+#include <uk/linux/aio_fs.h>
 #include <uk/linux/aio_v26.h>
+#include <uk/linux/blkdev.h>
+#include <uk/linux/interrupt.h>
 #include <uk/linux/jiffies.h>
 #include <uk/linux/pipe_fs_i.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/workqueue.h>
 #include <uk/shim/clock.h>
 
+#include "../../blk/blk-mq.h"
+#include "pipe_testlib.h"
 #include "testmain.h"
 
 namespace
@@ -38,7 +46,7 @@ struct RingHeader {
 };
 
 // The engine's switches, restored after each test; leak checks at the end.
-class AioV26Test : public ::testing::Test
+class AioV26Test : public ::testing::Test, protected PipeFds
 {
       protected:
 	void SetUp() override
@@ -56,8 +64,7 @@ class AioV26Test : public ::testing::Test
 	{
 		for (unsigned long c : ctxs_)
 			ukern_io_destroy(c);
-		for (int fd : fds_)
-			a26::sys_close(fd);
+		CloseAll();
 		a26::flush_aio_wq();
 		EXPECT_EQ(a26::nr_live_reqs(), 0);
 		EXPECT_EQ(a26::nr_live_ctx(), 0);
@@ -81,19 +88,6 @@ class AioV26Test : public ::testing::Test
 		for (auto &c : ctxs_)
 			if (c == ctx)
 				c = 0;
-	}
-	void Pipe(int fds[2], int flags = 0)
-	{
-		ASSERT_EQ(a26::do_pipe2(fds, flags), 0);
-		fds_.push_back(fds[0]);
-		fds_.push_back(fds[1]);
-	}
-	void Close(int fd)
-	{
-		EXPECT_EQ(a26::sys_close(fd), 0);
-		for (auto &f : fds_)
-			if (f == fd)
-				f = -1;
 	}
 	static void PrepRead(struct iocb *cb, int fd, void *buf, size_t n, uint64_t data = 0)
 	{
@@ -123,7 +117,6 @@ class AioV26Test : public ::testing::Test
 	}
 
 	std::vector<unsigned long> ctxs_;
-	std::vector<int> fds_;
 	a26::Engine saved_engine_;
 	a26::RetryMode saved_mode_;
 	bool saved_stall_, saved_cancel_;
@@ -774,6 +767,398 @@ TEST_F(AioV26ClockTest, DestroyCancelsThePendingDelayedWork)
 	a26::flush_aio_wq();
 	EXPECT_EQ(a26::stats().kick_handler_runs, runs);
 }
+
+// ---- the opcodes io_submit knows (2.6.8: PREAD, PWRITE, FSYNC, FDSYNC) ----
+
+TEST_F(AioV26Test, OpcodesAreThoseOfTheEra)
+{
+	char path[] = "/tmp/ukern-aio-v26-XXXXXX";
+	int fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	unlink(path);
+	unsigned long ctx = NewCtx(8);
+	char buf[16] = "0123456789abcde";
+	struct iovec iov = { buf, sizeof(buf) };
+	struct iocb cb;
+	struct io_event ev;
+	// What 2.6.8's aio_setup_iocb() ran.
+	const uint16_t known[] = { IOCB_CMD_PWRITE, IOCB_CMD_PREAD, IOCB_CMD_FSYNC,
+				   IOCB_CMD_FDSYNC };
+	const long res[] = { sizeof(buf), sizeof(buf), 0, 0 };
+	for (int i = 0; i < 4; i++) {
+		PrepRead(&cb, fd, buf, sizeof(buf), i);
+		cb.aio_lio_opcode = known[i];
+		ASSERT_EQ(Submit(ctx, &cb), 1) << "opcode " << known[i];
+		ASSERT_EQ(Wait(ctx, &ev), 1);
+		EXPECT_EQ(ev.res, res[i]) << "opcode " << known[i];
+	}
+	// PREADX (4) and POLL (5) were experimental and commented out, NOOP
+	// (6) never ran, PREADV/PWRITEV (7, 8) came in 2.6.19: -EINVAL.
+	for (uint16_t op : { 4, 5, 6, 7, 8, 9, 0xffff }) {
+		PrepRead(&cb, fd, &iov, 1);
+		cb.aio_lio_opcode = op;
+		EXPECT_EQ(Submit(ctx, &cb), -EINVAL) << "opcode " << op;
+	}
+	// io_pgetevents (4.18) is not a system call of the era.
+	EXPECT_EQ(ukern_io_pgetevents(ctx, 0, 1, &ev, nullptr, nullptr), -ENOSYS);
+	EXPECT_EQ(a26::nr_live_reqs(), 0);
+	close(fd);
+}
+
+// ---- ukern block devices: O_DIRECT as -EIOCBQUEUED ----
+
+constexpr size_t kBs = 4096;
+
+struct AlignedBuf {
+	unsigned char *p;
+	explicit AlignedBuf(size_t n) : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
+	~AlignedBuf()
+	{
+		free(p);
+	}
+};
+
+// A configfs null_blk device "v26blk" (16 MiB, memory backed) opened
+// through aio_open_blkdev(), the descriptor libukern_aio.so's open() gives.
+class AioV26BlkdevTest : public AioV26Test, public ::testing::WithParamInterface<int>
+{
+      protected:
+	void SetUp() override
+	{
+		AioV26Test::SetUp();
+		null_blk_reset_module_params();
+	}
+	void TearDown() override
+	{
+		for (unsigned long &c : ctxs_) {
+			if (c) {
+				EXPECT_EQ(ukern_io_destroy(c), 0);
+			}
+		}
+		ctxs_.clear();
+		for (int fd : blk_fds_)
+			EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
+		a26::flush_aio_wq();
+		if (dev_)
+			nullb_group_drop(dev_);
+		if (kblockd_workqueue)
+			flush_workqueue(kblockd_workqueue);
+		null_blk_reset_module_params();
+		if (virtual_) {
+			uk::softirq_set_threads(true);
+			uk::clock_use_host();
+		}
+		AioV26Test::TearDown();
+	}
+	// irqmode 0 completes inside submit_bio, 1 in softirq, 2 from a timer
+	// after completion_nsec.
+	void Make(int irqmode, const char *depth = "64")
+	{
+		dev_ = nullb_group_make("v26blk");
+		ASSERT_FALSE(IS_ERR_OR_NULL(dev_));
+		std::string irq = std::to_string(irqmode);
+		ASSERT_GT(nullb_attr_store(dev_, "irqmode", irq.c_str()), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "size", "16"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "blocksize", "4096"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "memory_backed", "1"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "hw_queue_depth", depth), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "completion_nsec", "20000"), 0);
+		ASSERT_GT(nullb_attr_store(dev_, "power", "1"), 0);
+	}
+	int Open(int flags)
+	{
+		int fd = uk::aio_open_blkdev("/dev/ukern/v26blk", flags);
+		EXPECT_GE(fd, 0);
+		if (fd >= 0)
+			blk_fds_.push_back(fd);
+		return fd;
+	}
+	// Deterministic completions: the timer fires when the test moves the clock.
+	void UseVirtualClock()
+	{
+		uk::clock_use_virtual();
+		uk::softirq_set_threads(false);
+		virtual_ = true;
+	}
+	static void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len, long long off,
+			 uint64_t data)
+	{
+		memset(cb, 0, sizeof(*cb));
+		cb->aio_fildes = (uint32_t)fd;
+		cb->aio_lio_opcode = op;
+		cb->aio_buf = (uint64_t)(uintptr_t)buf;
+		cb->aio_nbytes = len;
+		cb->aio_offset = off;
+		cb->aio_data = data;
+	}
+	// Reaps exactly n events (bounded: 10 s each call).
+	static std::vector<struct io_event> Reap(unsigned long ctx, long n)
+	{
+		std::vector<struct io_event> ev(n);
+		long got = 0;
+		while (got < n) {
+			struct timespec ts = { 10, 0 };
+			long r = ukern_io_getevents(ctx, n - got, n - got, ev.data() + got, &ts);
+			EXPECT_GT(r, 0) << "io_getevents " << r;
+			if (r <= 0)
+				break;
+			got += r;
+		}
+		ev.resize(got);
+		return ev;
+	}
+	// n blocks from block `first` on, written then read back and compared.
+	void RoundTrip(unsigned long ctx, int fd, int n, long long first)
+	{
+		AlignedBuf w(n * kBs), r(n * kBs);
+		for (size_t i = 0; i < n * kBs; i++)
+			w.p[i] = (unsigned char)(i * 7 + i / kBs + first);
+		memset(r.p, 0xee, n * kBs);
+		std::vector<struct iocb> cbs(n);
+		std::vector<struct iocb *> ptrs(n);
+		for (uint16_t op : { IOCB_CMD_PWRITE, IOCB_CMD_PREAD }) {
+			unsigned char *base = op == IOCB_CMD_PWRITE ? w.p : r.p;
+			for (int i = 0; i < n; i++) {
+				Prep(&cbs[i], fd, op, base + i * kBs, kBs, (first + i) * kBs, i);
+				ptrs[i] = &cbs[i];
+			}
+			ASSERT_EQ(ukern_io_submit(ctx, n, ptrs.data()), n);
+			auto ev = Reap(ctx, n);
+			ASSERT_EQ((int)ev.size(), n);
+			std::vector<bool> seen(n);
+			for (auto &e : ev) {
+				EXPECT_EQ(e.res, (long)kBs);
+				ASSERT_LT(e.data, (uint64_t)n);
+				EXPECT_FALSE(seen[e.data]);
+				seen[e.data] = true;
+				EXPECT_EQ(e.obj, (uint64_t)(uintptr_t)&cbs[e.data]);
+			}
+		}
+		EXPECT_EQ(memcmp(w.p, r.p, n * kBs), 0);
+	}
+	struct nullb_device *dev_ = nullptr;
+	std::vector<int> blk_fds_;
+	bool virtual_ = false;
+};
+
+// The method returns -EIOCBQUEUED and the bio's end calls aio_complete():
+// with the timer's completion held back, io_submit has returned and no event
+// is there until the clock moves.
+TEST_F(AioV26BlkdevTest, DirectRequestCompletesFromTheBioEnd)
+{
+	UseVirtualClock();
+	ASSERT_NO_FATAL_FAILURE(Make(2));
+	int fd = Open(O_RDWR | O_DIRECT);
+	unsigned long ctx = NewCtx(8);
+	AlignedBuf buf(kBs);
+	memset(buf.p, 0x3c, kBs);
+	struct iocb cb, *p = &cb;
+	struct io_event ev;
+	Prep(&cb, fd, IOCB_CMD_PWRITE, buf.p, kBs, 5 * kBs, 11);
+	unsigned long retries = a26::stats().retries;
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	EXPECT_EQ(a26::stats().retries - retries, 1u) << "one run of the method, no retry";
+	EXPECT_EQ(Poll(ctx, &ev), 0);
+	EXPECT_EQ(a26::nr_live_reqs(), 1);
+	uk::virtual_clock_advance(20000);
+	ASSERT_EQ(Poll(ctx, &ev), 1);
+	EXPECT_EQ(ev.data, 11u);
+	EXPECT_EQ(ev.res, (long)kBs);
+	EXPECT_EQ(a26::stats().retries - retries, 1u);
+}
+
+TEST_P(AioV26BlkdevTest, DirectRoundTrip)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
+	int fd = Open(O_RDWR | O_DIRECT);
+	unsigned long ctx = NewCtx(64);
+	RoundTrip(ctx, fd, 32, 3);
+}
+
+// Many more requests than the queue has tags, in flight at once, in each
+// retry state: the submitter waits for tags, the data comes back whole.
+TEST_P(AioV26BlkdevTest, ManyInFlightAtQueueDepth)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam(), "32"));
+	int fd = Open(O_RDWR | O_DIRECT);
+	for (auto mode :
+	     { a26::RetryMode::kBefore, a26::RetryMode::kAfter, a26::RetryMode::kRunning }) {
+		a26::aio_retry_mode = mode;
+		unsigned long ctx = NewCtx(512);
+		RoundTrip(ctx, fd, 256, 100 * (int)mode);
+		Destroy(ctx);
+	}
+}
+
+// Without O_DIRECT the transfer completes in the method (no -EIOCBQUEUED),
+// through a bounce buffer when the caller's is not aligned.
+TEST_P(AioV26BlkdevTest, BufferedCompletesInTheMethod)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
+	int fd = Open(O_RDWR);
+	unsigned long ctx = NewCtx(8);
+	std::vector<unsigned char> w(2 * kBs + 1), r(2 * kBs + 1, 0);
+	for (size_t i = 0; i < w.size(); i++)
+		w[i] = (unsigned char)(i * 13 + 1);
+	struct iocb cb, *p = &cb;
+	Prep(&cb, fd, IOCB_CMD_PWRITE, w.data() + 1, 2 * kBs, 4 * kBs, 1);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	auto ev = Reap(ctx, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)(2 * kBs));
+	Prep(&cb, fd, IOCB_CMD_PREAD, r.data() + 1, 2 * kBs, 4 * kBs, 2);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	ev = Reap(ctx, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)(2 * kBs));
+	EXPECT_EQ(memcmp(w.data() + 1, r.data() + 1, 2 * kBs), 0);
+	Prep(&cb, fd, IOCB_CMD_PREAD, r.data(), 100, 0, 3);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	ev = Reap(ctx, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, -EINVAL);
+}
+
+// blockdev_direct_IO's checks and the device's answers, as events: io_submit
+// itself succeeds, as 2.6's did once the request ran.
+TEST_P(AioV26BlkdevTest, DirectErrorsAndShortTransfersAsEvents)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
+	// sectors 64..71: the block at 32 KiB is bad
+	ASSERT_GT(nullb_attr_store(dev_, "badblocks", "+64-71"), 0);
+	int fd = Open(O_RDWR | O_DIRECT);
+	unsigned long ctx = NewCtx(16);
+	const long long size = 16LL << 20;
+	AlignedBuf buf(2 * kBs);
+	memset(buf.p, 0, 2 * kBs);
+	constexpr int kN = 9;
+	struct iocb cb[kN];
+	struct iocb *p[kN];
+	for (int i = 0; i < kN; i++)
+		p[i] = &cb[i];
+	Prep(&cb[0], fd, IOCB_CMD_PREAD, buf.p, kBs, 100, 0);		 // offset
+	Prep(&cb[1], fd, IOCB_CMD_PREAD, buf.p + 8, kBs, 0, 1);		 // buffer
+	Prep(&cb[2], fd, IOCB_CMD_PWRITE, buf.p, kBs - 512, 0, 2);	 // length
+	Prep(&cb[3], fd, IOCB_CMD_PREAD, buf.p, kBs, size, 3);		 // at the end
+	Prep(&cb[4], fd, IOCB_CMD_PWRITE, buf.p, kBs, size, 4);		 // at the end
+	Prep(&cb[5], fd, IOCB_CMD_PREAD, buf.p, 2 * kBs, size - kBs, 5); // short
+	Prep(&cb[6], fd, IOCB_CMD_PREAD, buf.p, kBs, 8 * kBs, 6);	 // bad block
+	Prep(&cb[7], fd, IOCB_CMD_PWRITE, buf.p, 2 * kBs, 7 * kBs, 7);	 // across it
+	Prep(&cb[8], fd, IOCB_CMD_FSYNC, nullptr, 0, 0, 8);		 // flush
+	ASSERT_EQ(ukern_io_submit(ctx, kN, p), kN);
+	auto ev = Reap(ctx, kN);
+	ASSERT_EQ((int)ev.size(), kN);
+	long res[kN];
+	for (auto &e : ev)
+		res[e.data] = (long)e.res;
+	EXPECT_EQ(res[0], -EINVAL);
+	EXPECT_EQ(res[1], -EINVAL);
+	EXPECT_EQ(res[2], -EINVAL);
+	EXPECT_EQ(res[3], 0);
+	EXPECT_EQ(res[4], -ENOSPC);
+	EXPECT_EQ(res[5], (long)kBs);
+	EXPECT_EQ(res[6], -EIO);
+	EXPECT_EQ(res[7], -EIO);
+	EXPECT_EQ(res[8], 0);
+	// A read-only descriptor refuses writes at io_submit, as 2.6's FMODE_WRITE check.
+	int ro = Open(O_RDONLY | O_DIRECT);
+	Prep(&cb[0], ro, IOCB_CMD_PWRITE, buf.p, kBs, 0, 0);
+	EXPECT_EQ(ukern_io_submit(ctx, 1, p), -EBADF);
+}
+
+// io_destroy with direct requests in flight: they have no cancel method, so
+// io_destroy waits for their bios to end; nothing leaks.
+TEST_F(AioV26BlkdevTest, DestroyWaitsForDirectRequestsInFlight)
+{
+	UseVirtualClock();
+	ASSERT_NO_FATAL_FAILURE(Make(2));
+	int fd = Open(O_RDWR | O_DIRECT);
+	unsigned long ctx = NewCtx(16);
+	constexpr int kN = 8;
+	AlignedBuf w(kN * kBs), r(kN * kBs);
+	memset(w.p, 0x7b, kN * kBs);
+	struct iocb cb[kN];
+	struct iocb *p[kN];
+	for (int i = 0; i < kN; i++) {
+		Prep(&cb[i], fd, IOCB_CMD_PWRITE, w.p + i * kBs, kBs, i * kBs, i);
+		p[i] = &cb[i];
+	}
+	ASSERT_EQ(ukern_io_submit(ctx, kN, p), kN);
+	EXPECT_EQ(a26::nr_live_reqs(), kN);
+	std::atomic<bool> advanced{ false };
+	std::thread clock([&] {
+		// io_destroy takes the context off the list before it waits
+		EXPECT_TRUE(uk::testing::WaitFor([&] { return !a26::owns(ctx); }));
+		advanced = true;
+		uk::virtual_clock_advance(20000);
+	});
+	Destroy(ctx);
+	EXPECT_TRUE(advanced.load()) << "io_destroy returned before the bios ended";
+	clock.join();
+	EXPECT_EQ(a26::nr_live_reqs(), 0);
+	// The writes landed.
+	unsigned long ctx2 = NewCtx(16);
+	for (int i = 0; i < kN; i++)
+		Prep(&cb[i], fd, IOCB_CMD_PREAD, r.p + i * kBs, kBs, i * kBs, i);
+	ASSERT_EQ(ukern_io_submit(ctx2, kN, p), kN);
+	uk::virtual_clock_advance(20000);
+	auto ev = Reap(ctx2, kN);
+	ASSERT_EQ((int)ev.size(), kN);
+	for (auto &e : ev)
+		EXPECT_EQ(e.res, (long)kBs);
+	EXPECT_EQ(memcmp(w.p, r.p, kN * kBs), 0);
+}
+
+// A queued direct request has no ki_cancel: io_cancel gives -EINVAL and the
+// request completes with its event.
+TEST_F(AioV26BlkdevTest, CancelOfAQueuedDirectRequestIsRefused)
+{
+	UseVirtualClock();
+	ASSERT_NO_FATAL_FAILURE(Make(2));
+	int fd = Open(O_RDWR | O_DIRECT);
+	unsigned long ctx = NewCtx(8);
+	AlignedBuf buf(kBs);
+	struct iocb cb, *p = &cb;
+	struct io_event ev, res;
+	Prep(&cb, fd, IOCB_CMD_PREAD, buf.p, kBs, 0, 21);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	memset(&res, 0, sizeof(res));
+	EXPECT_EQ(ukern_io_cancel(ctx, &cb, &res), -EINVAL);
+	EXPECT_EQ(Poll(ctx, &ev), 0);
+	uk::virtual_clock_advance(20000);
+	ASSERT_EQ(Poll(ctx, &ev), 1);
+	EXPECT_EQ(ev.data, 21u);
+	EXPECT_EQ(ev.res, (long)kBs);
+}
+
+// Closing the device with a direct request in flight: the request's file
+// keeps the device until the bio ends.
+TEST_F(AioV26BlkdevTest, CloseWithADirectRequestInFlight)
+{
+	UseVirtualClock();
+	ASSERT_NO_FATAL_FAILURE(Make(2));
+	int fd = uk::aio_open_blkdev("/dev/ukern/v26blk", O_RDWR | O_DIRECT);
+	ASSERT_GE(fd, 0);
+	unsigned long ctx = NewCtx(8);
+	AlignedBuf buf(kBs);
+	memset(buf.p, 0x11, kBs);
+	struct iocb cb, *p = &cb;
+	struct io_event ev;
+	Prep(&cb, fd, IOCB_CMD_PWRITE, buf.p, kBs, 0, 3);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, &p), 1);
+	EXPECT_EQ(uk::aio_close_blkdev(fd), 0);
+	uk::virtual_clock_advance(20000);
+	ASSERT_EQ(Poll(ctx, &ev), 1);
+	EXPECT_EQ(ev.res, (long)kBs);
+}
+
+std::string IrqmodeName(const ::testing::TestParamInfo<int> &info)
+{
+	static const char *const names[] = { "None", "Softirq", "Timer" };
+	return names[info.param];
+}
+
+INSTANTIATE_TEST_SUITE_P(Irqmode, AioV26BlkdevTest, ::testing::Values(0, 1, 2), IrqmodeName);
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UKERN_TEST_ASAN 1

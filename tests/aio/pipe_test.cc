@@ -15,6 +15,7 @@
 #include <uk/linux/aio_v26.h>
 #include <uk/linux/pipe_fs_i.h>
 
+#include "pipe_testlib.h"
 #include "testmain.h"
 
 namespace
@@ -22,31 +23,15 @@ namespace
 
 namespace a26 = uk::aio26;
 
-class PipeTest : public ::testing::Test
+class PipeTest : public ::testing::Test, protected PipeFds
 {
       protected:
 	void TearDown() override
 	{
-		for (int fd : fds_)
-			if (fd >= 0)
-				a26::sys_close(fd);
+		CloseAll();
 		a26::flush_aio_wq();
 		EXPECT_EQ(a26::nr_live_pipes(), 0);
 	}
-	void Pipe(int fds[2], int flags = 0)
-	{
-		ASSERT_EQ(a26::do_pipe2(fds, flags), 0);
-		fds_.push_back(fds[0]);
-		fds_.push_back(fds[1]);
-	}
-	void Close(int fd)
-	{
-		EXPECT_EQ(a26::sys_close(fd), 0);
-		for (auto &f : fds_)
-			if (f == fd)
-				f = -1;
-	}
-	std::vector<int> fds_;
 };
 
 TEST_F(PipeTest, WriteThenRead)

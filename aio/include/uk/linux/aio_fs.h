@@ -140,6 +140,7 @@ extern const struct file_operations aio_null_file_operations;
 extern const struct file_operations def_blk_fops;
 
 #ifdef __cplusplus
+struct block_device;
 namespace uk
 {
 /*
@@ -155,6 +156,12 @@ int aio_open_blkdev(const char *name, int flags);
 /* Unregisters, drops the device and closes @fd; no I/O may be in flight. */
 int aio_close_blkdev(int fd);
 bool aio_is_blkdev(int fd);
+/*
+ * The device behind @file, a file aio_fget() returned for a descriptor of
+ * aio_open_blkdev(), and whether it was opened O_DIRECT; NULL for any other
+ * file. Valid while the caller holds its reference on @file.
+ */
+::block_device *aio_file_bdev(struct file *file, bool *direct);
 } // namespace uk
 #endif
 
