@@ -28,19 +28,38 @@ extern const uk_exception_table_entry __stop___uk_ex_table[] __attribute__((weak
 
 #if defined(__x86_64__)
 /*
- * Words are moved with plain movs (both may fault), then one 4-byte mov
- * (put_user of a u32 is on the submit path), the tail and long copies
- * with rep movsb (slow to start for a few bytes); every faulting
- * instruction resumes at the fixup, which returns %rcx, the bytes not
- * copied.
+ * Up to kBlockMax bytes, blocks of 32 bytes are moved with four plain
+ * load/store pairs of 8 bytes, then words with one pair, then one 4-byte
+ * mov (put_user of a u32 is on the submit path); the tail and longer copies
+ * use rep movsb (slow to start for a few bytes). Every instruction that may
+ * fault has an exception table entry: the ones of the first pair and of
+ * the word, 4-byte and rep movsb steps resume at the fixup, which returns
+ * %rcx, the bytes not copied; those of the k-th pair of a block resume k
+ * steps of 8 bytes earlier in a chain that first takes off the 8 * k bytes
+ * the block already moved.
  */
+#define UK_COPY_BLOCK_MAX "2048"
 asm(".text\n"
     ".globl uk_raw_copy_user\n"
     ".type uk_raw_copy_user,@function\n"
     "uk_raw_copy_user:\n"
     "	movq %rdx, %rcx\n"
-    "	cmpq $128, %rcx\n"
-    "	ja 2f\n"
+    "	cmpq $" UK_COPY_BLOCK_MAX ", %rcx\n"
+    "	ja 3f\n"
+    "4:	cmpq $32, %rcx\n"
+    "	jb 1f\n"
+    "10:	movq (%rsi), %rax\n"
+    "11:	movq %rax, (%rdi)\n"
+    "12:	movq 8(%rsi), %rax\n"
+    "13:	movq %rax, 8(%rdi)\n"
+    "14:	movq 16(%rsi), %rax\n"
+    "15:	movq %rax, 16(%rdi)\n"
+    "16:	movq 24(%rsi), %rax\n"
+    "17:	movq %rax, 24(%rdi)\n"
+    "	addq $32, %rsi\n"
+    "	addq $32, %rdi\n"
+    "	subq $32, %rcx\n"
+    "	jmp 4b\n"
     "1:	cmpq $8, %rcx\n"
     "	jb 2f\n"
     ".globl uk_raw_copy_user_ld\n"
@@ -55,8 +74,6 @@ asm(".text\n"
     "	jmp 1b\n"
     "2:	cmpq $4, %rcx\n"
     "	jb 3f\n"
-    "	cmpq $8, %rcx\n"
-    "	jae 3f\n"
     ".globl uk_raw_copy_user_ld4\n"
     "uk_raw_copy_user_ld4:\n"
     "	movl (%rsi), %eax\n"
@@ -75,7 +92,20 @@ asm(".text\n"
     "uk_raw_copy_user_fixup:\n"
     "	movq %rcx, %rax\n"
     "	ret\n"
-    ".size uk_raw_copy_user, .-uk_raw_copy_user\n");
+    "24:	subq $8, %rcx\n"
+    "23:	subq $8, %rcx\n"
+    "22:	subq $8, %rcx\n"
+    "	jmp uk_raw_copy_user_fixup\n"
+    ".size uk_raw_copy_user, .-uk_raw_copy_user\n"
+    _UK_ASM_EXTABLE(10b, uk_raw_copy_user_fixup)
+    _UK_ASM_EXTABLE(11b, uk_raw_copy_user_fixup)
+    _UK_ASM_EXTABLE(12b, 22b)
+    _UK_ASM_EXTABLE(13b, 22b)
+    _UK_ASM_EXTABLE(14b, 23b)
+    _UK_ASM_EXTABLE(15b, 23b)
+    _UK_ASM_EXTABLE(16b, 24b)
+    _UK_ASM_EXTABLE(17b, 24b));
+#undef UK_COPY_BLOCK_MAX
 #else
 #error "usercopy: only x86-64 is implemented"
 #endif
@@ -166,4 +196,17 @@ unsigned long copy_to_user(void *to, const void *from, unsigned long n)
 	res = uk_raw_copy_user(to, from, n);
 	instrument_copy_to_user_after(to, from, n, res);
 	return res;
+}
+
+/*
+ * The kernel's exception table holds from boot on: a user access faults
+ * safely even in a program's first system call. The handler goes in before
+ * main() for the same reason; installed at the first io_setup() only,
+ * io_getevents() or io_submit() on a made-up context id (which read the
+ * ring header at that address) crashed the program instead of returning
+ * -EINVAL.
+ */
+__attribute__((constructor)) static void usercopy_install_at_load(void)
+{
+	uk::aio::usercopy_init();
 }

@@ -188,4 +188,42 @@ TEST_F(InstrumentedTest, FaultingCopiesStillReturnWhatIsLeft)
 	munmap(map, 2 * page);
 }
 
+// Copies of every length class (blocks of 32 bytes, words, 4 bytes, the
+// rest, rep movsb past 2 KiB) that run into an unmapped page after `ok`
+// bytes, for each 4-byte step of `ok` within a few blocks: each returns
+// exactly the bytes left past the last whole word or 4-byte piece it could
+// move, and the bytes it returns as copied are there.
+TEST_F(InstrumentedTest, FaultingCopiesAreExactAtEveryStep)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *map =
+		mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(map, MAP_FAILED);
+	char *p = static_cast<char *>(map);
+	ASSERT_EQ(mprotect(p + page, page, PROT_NONE), 0);
+	static char src[4096], dst[4096];
+	memset(src, 'y', sizeof(src));
+	for (unsigned long len : { 36UL, 100UL, 136UL, 2000UL, 3000UL }) {
+		for (unsigned long ok = 0; ok < len && ok <= 136; ok += 4) {
+			memset(p + page - ok, 0, ok);
+			unsigned long left = copy_to_user(p + page - ok, src, len);
+			unsigned long done = len - left;
+			EXPECT_LE(done, ok) << len << " " << ok;
+			if (len <= 2048) {
+				EXPECT_EQ(done, ok & ~7UL) << len << " " << ok;
+			}
+			EXPECT_EQ(memcmp(p + page - ok, src, done), 0) << len << " " << ok;
+			memcpy(p + page - ok, src, ok);
+			left = copy_from_user(dst, p + page - ok, len);
+			done = len - left;
+			EXPECT_LE(done, ok) << len << " " << ok;
+			if (len <= 2048) {
+				EXPECT_EQ(done, ok & ~7UL) << len << " " << ok;
+			}
+			EXPECT_EQ(memcmp(dst, src, done), 0) << len << " " << ok;
+		}
+	}
+	munmap(map, 2 * page);
+}
+
 } // namespace
