@@ -2584,6 +2584,13 @@ int ctx_info(unsigned long ctx_id, CtxInfo *info)
 	info->nr_events = ctx->nr_events;
 	info->max_reqs = ctx->max_reqs;
 	info->req_batch = ctx->req_batch;
+	/*
+	 * One snapshot under completion_lock: aio_complete() publishes the
+	 * tail, then moves completed_events into reqs_available
+	 * (refill_reqs_available()) before it drops the lock, so a reaper may
+	 * hold the last event while the counters are still moving.
+	 */
+	spin_lock_irq(&ctx->completion_lock);
 	info->reqs_available_global = aio_reqs_mode == ReqsMode::kLocked
 					      ? READ_ONCE(ctx->reqs_available_locked)
 					      : atomic_read(&ctx->reqs_available);
@@ -2591,7 +2598,6 @@ int ctx_info(unsigned long ctx_id, CtxInfo *info)
 	for_each_possible_cpu (cpu)
 		info->reqs_available_percpu +=
 			READ_ONCE(per_cpu_ptr(ctx->cpu, cpu)->reqs_available);
-	spin_lock_irq(&ctx->completion_lock);
 	info->completed_events = ctx->completed_events;
 	info->tail = ctx->tail;
 	spin_unlock_irq(&ctx->completion_lock);

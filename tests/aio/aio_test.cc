@@ -163,6 +163,52 @@ TEST_F(AioTest, ReqsAvailableBatching)
 	uk::pin_thread_to_cpu(-1);
 }
 
+/*
+ * ctx_info() is one snapshot while another thread completes: the reaper can
+ * hold the last event before aio_complete() has moved completed_events back
+ * into reqs_available, so the counters are read under completion_lock. On
+ * an idle context they add up to nr_events - 1 every time (and the tsan
+ * preset sees no race with the completer's per-CPU update).
+ */
+TEST_F(AioTest, CtxInfoIsOneSnapshotWhileAnotherThreadCompletes)
+{
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&deferred_fops);
+	std::atomic<bool> stop{ false };
+	char buf[16];
+	struct iocb cb, *cbs[1] = { &cb };
+
+	ASSERT_EQ(ukern_io_setup(8, &ctx), 0);
+	std::thread completer([&] {
+		while (!stop.load())
+			if (CompleteDeferred(16) == 0)
+				std::this_thread::yield();
+	});
+	PrepRead(&cb, dev.fd(), buf, 16);
+	for (int i = 0; i < 2000; i++) {
+		struct io_event ev;
+		CtxInfo info;
+
+		if (ukern_io_submit(ctx, 1, cbs) != 1 ||
+		    ukern_io_getevents(ctx, 1, 1, &ev, nullptr) != 1 ||
+		    uk::aio::ctx_info(ctx, &info) != 0) {
+			ADD_FAILURE() << "a call failed after " << i << " reads";
+			break;
+		}
+		unsigned avail = info.reqs_available_global + info.reqs_available_percpu +
+				 info.completed_events;
+		if (avail != info.nr_events - 1) {
+			ADD_FAILURE() << "after " << i << " reads: " << avail
+				      << " requests available, not " << info.nr_events - 1;
+			break;
+		}
+	}
+	stop = true;
+	completer.join();
+	CompleteDeferred(0);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
 TEST_F(AioTest, TableGrowsByFourAndReusesSlots)
 {
 	std::vector<aio_context_t> c(17, 0);
