@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // ukern-soak: a bounded mixed AIO load with its invariants checked as it
-// runs. Worker threads (sized by core count) each own a few contexts and
-// submit reads and writes to configfs null_blk devices (irqmode 0, 1 and 2
-// with random completion_nsec, timeout and requeue injection, bad blocks),
-// reads and writes to the null file, and IOCB_CMD_POLL on a host pipe; they
-// reap with and without timeouts (io_getevents, io_pgetevents), cancel
-// polls, wake them, destroy contexts with requests in flight and "exit"
-// (destroy all their contexts). Every few seconds the whole process exits
-// (exit_aio() with requests in flight, uk::aio::reset_mm_for_test()), the
-// devices are dropped, the leak counters compared with the start, and new
-// devices made with new random parameters. failslab fails a low rate of slab
-// allocations throughout. Run by `tools/ukern soak`; exits 1 on any
-// violation.
+// runs. Worker threads (sized by core count) each own a few contexts, share
+// two more that all of them submit to and reap from, and submit reads and
+// writes to configfs null_blk devices (irqmode 0, 1 and 2 with random
+// completion_nsec, timeout and requeue injection, bad blocks), reads and
+// writes to the null file, and IOCB_CMD_POLL on a host pipe; they reap with
+// and without timeouts (io_getevents, io_pgetevents), cancel polls, wake
+// them, destroy contexts with requests in flight and "exit" (destroy all
+// their contexts). Every few seconds the whole process exits (exit_aio()
+// with requests in flight, uk::aio::reset_mm_for_test()), the devices are
+// dropped, the leak counters compared with the start, and new devices made
+// with new random parameters. failslab fails a low rate of slab allocations
+// throughout. Run by `tools/ukern soak`; exits 1 on any violation
+// (docs/testing.md).
 //
 //   ukern-soak (--minutes N | --seconds S) [--seed S] [--threads T]
 //              [--failslab INTERVAL,PERCENT] [--epoch SECONDS]
@@ -63,13 +64,14 @@ constexpr int kMaxBatch = 8;	   /* iocbs per io_submit */
 constexpr int kMaxPolls = 8;	   /* polls pending per worker */
 constexpr int kDevSectors = 32768; /* 16 MiB devices */
 constexpr int kNrDevs = 3;
+constexpr int kNrShared = 2; /* contexts every worker submits to and reaps */
 
 enum Kind { kBlk, kNullFile, kPoll };
 
 /* One submitted iocb, by its aio_data tag. */
 struct Entry {
 	uint64_t obj;
-	int slot; /* the worker's context slot */
+	int slot; /* the worker's context slot; kMaxCtx + i: shared context i */
 	Kind kind;
 	long nbytes;
 	void *buf;
@@ -124,6 +126,143 @@ void violation(const std::string &s)
 std::vector<Dev> devs; /* changed only while every worker is parked */
 int null_fd = -1;      /* the null file */
 unsigned fail_interval = 200, fail_percent = 10;
+
+/*
+ * The shared contexts: made by the main thread while the workers are parked,
+ * gone at each process exit. Their iocbs are in one table, entered before
+ * io_submit() (another worker may reap the event before it returns).
+ */
+unsigned long shared_ctx[kNrShared];
+std::atomic<long> shared_inflight[kNrShared];
+std::mutex shared_mu;
+std::unordered_map<uint64_t, Entry> shared_table;
+
+void free_entry(Entry &e)
+{
+	free(e.buf);
+	e.buf = nullptr;
+	delete e.cb;
+	e.cb = nullptr;
+}
+
+/* A finding for an event whose result is not one allowed for its iocb. */
+void check_result(const Entry &e, const struct io_event &ev)
+{
+	long res = (long)ev.res;
+
+	if (e.kind == kPoll) {
+		st.res_poll++;
+		if (res < 0 || (res & ~(long)(POLLIN | POLLRDNORM)))
+			violation("a poll event with res " + std::to_string(res));
+	} else if (res == e.nbytes) {
+		st.res_ok++;
+	} else if (e.kind == kBlk && res == -EIO) {
+		st.res_eio++;
+	} else if (e.kind == kBlk && res == -ETIMEDOUT) {
+		st.res_etimedout++;
+	} else if (e.kind == kBlk && (res == -ENOMEM || res == -ENOSPC)) {
+		st.res_nomem++;
+	} else {
+		st.bad_result++;
+		violation("an event with res " + std::to_string(res) + " for " +
+			  std::to_string(e.nbytes) + " bytes");
+	}
+}
+
+void doubled(const struct io_event &ev)
+{
+	st.doubled++;
+	violation("an event for tag " + std::to_string(ev.data) +
+		  ", not in flight (completed twice or never submitted)");
+}
+
+/* An event reaped from shared context @i. */
+void account_shared(int i, const struct io_event &ev)
+{
+	Entry e;
+	{
+		std::lock_guard<std::mutex> g(shared_mu);
+		auto it = shared_table.find(ev.data);
+
+		if (it == shared_table.end())
+			return doubled(ev);
+		e = it->second;
+		shared_table.erase(it);
+	}
+	if (e.slot != kMaxCtx + i || ev.obj != e.obj)
+		violation("an event in the wrong shared context or with the wrong obj");
+	check_result(e, ev);
+	st.completed++;
+	shared_inflight[i]--;
+	free_entry(e);
+}
+
+/* Reaps shared context @i until nothing is in flight there, for @ms at most. */
+void drain_shared(int i, long ms)
+{
+	auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+
+	while (shared_inflight[i] > 0 && Clock::now() < deadline) {
+		struct io_event ev[64];
+		struct timespec ts = { 0, 50000000 };
+		long r = ukern_io_getevents(shared_ctx[i], 1, 64, ev, &ts);
+
+		if (r < 0) {
+			violation("io_getevents on a shared context returned " + std::to_string(r));
+			return;
+		}
+		for (long k = 0; k < r; k++)
+			account_shared(i, ev[k]);
+	}
+}
+
+/* reqs_available is back at its maximum on idle context @id. */
+void check_idle_ctx(unsigned long id)
+{
+	uk::aio::CtxInfo info;
+
+	if (uk::aio::ctx_info(id, &info) != 0) {
+		violation("ctx_info of a live context failed");
+		return;
+	}
+	st.idle_checks++;
+	unsigned avail =
+		info.reqs_available_global + info.reqs_available_percpu + info.completed_events;
+	if (avail != info.nr_events - 1) {
+		st.bad_reqs_available++;
+		violation("an idle context has " + std::to_string(avail) +
+			  " requests available, not " + std::to_string(info.nr_events - 1));
+	}
+}
+
+/* The shared contexts' iocbs still in flight go, as discarded by the exit. */
+void discard_shared()
+{
+	std::lock_guard<std::mutex> g(shared_mu);
+
+	for (auto &[t, e] : shared_table) {
+		(void)t;
+		free_entry(e);
+		st.discarded_exit++;
+	}
+	shared_table.clear();
+	for (int i = 0; i < kNrShared; i++) {
+		shared_ctx[i] = 0;
+		shared_inflight[i] = 0;
+	}
+}
+
+void make_shared()
+{
+	for (int i = 0; i < kNrShared; i++) {
+		long r = ukern_io_setup(256, &shared_ctx[i]);
+
+		if (r) {
+			shared_ctx[i] = 0;
+			violation("io_setup of a shared context returned " + std::to_string(r));
+		}
+	}
+}
 
 /* Park/exit handshake between the workers and the main thread. */
 std::mutex park_mu;
@@ -338,10 +477,7 @@ struct Worker {
 
 	void forget(Entry &e)
 	{
-		free(e.buf);
-		e.buf = nullptr;
-		delete e.cb;
-		e.cb = nullptr;
+		free_entry(e);
 		if (e.kind == kPoll)
 			polls--;
 	}
@@ -402,7 +538,7 @@ struct Worker {
 		memset(cb, 0, sizeof(*cb));
 		e->slot = s;
 		e->buf = nullptr;
-		if (k < 2 && polls < kMaxPolls) {
+		if (k < 2 && s < kMaxCtx && polls < kMaxPolls) {
 			e->kind = kPoll;
 			e->nbytes = 0;
 			cb->aio_lio_opcode = IOCB_CMD_POLL;
@@ -440,6 +576,8 @@ struct Worker {
 		uint64_t tags[kMaxBatch];
 		int n = 1 + rnd(kMaxBatch);
 
+		if (rnd(10) < 3)
+			return submit_shared((int)rnd(kNrShared));
 		if (s < 0)
 			return setup();
 		for (int i = 0; i < n; i++) {
@@ -474,39 +612,87 @@ struct Worker {
 		}
 	}
 
+	/* A batch to shared context @i: in the table before io_submit(). */
+	void submit_shared(int i)
+	{
+		struct iocb *ptrs[kMaxBatch];
+		uint64_t tags[kMaxBatch];
+		int n = 1 + rnd(kMaxBatch);
+
+		if (!shared_ctx[i])
+			return;
+		{
+			std::lock_guard<std::mutex> g(shared_mu);
+
+			for (int k = 0; k < n; k++) {
+				Entry e;
+
+				e.cb = new struct iocb;
+				fill(e.cb, kMaxCtx + i, &e);
+				tags[k] = tag(next_seq++);
+				e.cb->aio_data = tags[k];
+				e.obj = (uint64_t)(uintptr_t)e.cb;
+				ptrs[k] = e.cb;
+				shared_table.emplace(tags[k], e);
+			}
+		}
+		shared_inflight[i] += n;
+		long r = ukern_io_submit(shared_ctx[i], n, ptrs);
+
+		st.submit_calls++;
+		if (r < 0) {
+			if (r != -EAGAIN && r != -ENOMEM)
+				violation("io_submit returned " + std::to_string(r));
+			st.submit_err++;
+			r = 0;
+		} else if (r < n) {
+			st.submit_partial++;
+		}
+		st.submitted += r;
+		/* The iocbs io_submit() did not take: theirs is the only reference. */
+		std::lock_guard<std::mutex> g(shared_mu);
+		for (int k = (int)r; k < n; k++) {
+			auto it = shared_table.find(tags[k]);
+
+			free_entry(it->second);
+			shared_table.erase(it);
+			shared_inflight[i]--;
+		}
+	}
+
+	void reap_shared(int i)
+	{
+		struct io_event ev[16];
+		struct timespec ts = { 0, (long)rnd(2000000) };
+		long nr = 1 + rnd(16), r;
+
+		if (!shared_ctx[i])
+			return;
+		if (rnd(2))
+			r = ukern_io_getevents(shared_ctx[i], rnd(2), nr, ev, &ts);
+		else
+			r = ukern_io_pgetevents(shared_ctx[i], rnd(2), nr, ev, &ts, nullptr);
+		st.reap_calls++;
+		if (r < 0) {
+			violation("io_getevents on a shared context returned " + std::to_string(r));
+			return;
+		}
+		for (long k = 0; k < r; k++)
+			account_shared(i, ev[k]);
+	}
+
 	/* One event: the iocb it names was in flight here, once. */
 	void account(int s, const struct io_event &ev)
 	{
 		auto it = inflight.find(ev.data);
 
-		if (it == inflight.end()) {
-			st.doubled++;
-			violation("an event for tag " + std::to_string(ev.data) +
-				  ", not in flight (completed twice or never submitted)");
-			return;
-		}
+		if (it == inflight.end())
+			return doubled(ev);
 		Entry &e = it->second;
-		long res = (long)ev.res;
 
 		if (e.slot != s || ev.obj != e.obj)
 			violation("an event in the wrong context or with the wrong obj");
-		if (e.kind == kPoll) {
-			st.res_poll++;
-			if (res < 0 || (res & ~(long)(POLLIN | POLLRDNORM)))
-				violation("a poll event with res " + std::to_string(res));
-		} else if (res == e.nbytes) {
-			st.res_ok++;
-		} else if (e.kind == kBlk && res == -EIO) {
-			st.res_eio++;
-		} else if (e.kind == kBlk && res == -ETIMEDOUT) {
-			st.res_etimedout++;
-		} else if (e.kind == kBlk && (res == -ENOMEM || res == -ENOSPC)) {
-			st.res_nomem++;
-		} else {
-			st.bad_result++;
-			violation("an event with res " + std::to_string(res) + " for " +
-				  std::to_string(e.nbytes) + " bytes");
-		}
+		check_result(e, ev);
 		st.completed++;
 		forget(e);
 		ctx[s].inflight--;
@@ -516,22 +702,8 @@ struct Worker {
 	/* reqs_available is back at its maximum on an idle context. */
 	void check_idle(int s)
 	{
-		uk::aio::CtxInfo info;
-
-		if (!ctx[s].id || ctx[s].inflight)
-			return;
-		if (uk::aio::ctx_info(ctx[s].id, &info) != 0) {
-			violation("ctx_info of a live context failed");
-			return;
-		}
-		st.idle_checks++;
-		unsigned avail = info.reqs_available_global + info.reqs_available_percpu +
-				 info.completed_events;
-		if (avail != info.nr_events - 1) {
-			st.bad_reqs_available++;
-			violation("an idle context has " + std::to_string(avail) +
-				  " requests available, not " + std::to_string(info.nr_events - 1));
-		}
+		if (ctx[s].id && !ctx[s].inflight)
+			check_idle_ctx(ctx[s].id);
 	}
 
 	void reap()
@@ -539,6 +711,8 @@ struct Worker {
 		int s = pick_ctx(true);
 		struct io_event ev[16];
 
+		if (rnd(10) < 3)
+			return reap_shared((int)rnd(kNrShared));
 		if (s < 0)
 			return;
 		long nr = 1 + rnd(16), min_nr = 0, r;
@@ -756,7 +930,16 @@ void process_exit(std::mt19937_64 &rng, const Counts &base, bool remake)
 	long objects;
 
 	failslab_on(false);
+	/* Every other exit finds the shared contexts idle: reaped, then checked. */
+	for (int i = 0; i < kNrShared && st.exits % 2; i++) {
+		if (!shared_ctx[i])
+			continue;
+		drain_shared(i, 10000);
+		if (shared_inflight[i] == 0)
+			check_idle_ctx(shared_ctx[i]);
+	}
 	uk::aio::reset_mm_for_test();
+	discard_shared();
 	st.exits++;
 	if (uk::aio::nr_live_ctx() || uk::aio::nr_live_reqs())
 		violation("after exit_aio: " + std::to_string(uk::aio::nr_live_ctx()) +
@@ -784,6 +967,7 @@ void process_exit(std::mt19937_64 &rng, const Counts &base, bool remake)
 		for (int i = 0; i < kNrDevs; i++)
 			if (!make_dev(devs[i], i, rng))
 				break;
+		make_shared();
 		failslab_on(true);
 	}
 }
@@ -858,6 +1042,7 @@ int main(int argc, char **argv)
 	devs.resize(kNrDevs);
 	for (int i = 0; i < kNrDevs; i++)
 		make_dev(devs[i], i, rng);
+	make_shared();
 	{
 		Worker w;
 
@@ -872,6 +1057,7 @@ int main(int argc, char **argv)
 		}
 	}
 	uk::aio::reset_mm_for_test();
+	discard_shared();
 	for (Dev &d : devs)
 		drop_dev(d);
 	Counts base = counts();
@@ -880,6 +1066,7 @@ int main(int argc, char **argv)
 	st.discarded_destroy = st.discarded_exit = 0;
 	for (int i = 0; i < kNrDevs; i++)
 		make_dev(devs[i], i, rng);
+	make_shared();
 
 	std::vector<Worker> workers(threads);
 	std::vector<std::thread> th;
@@ -934,6 +1121,24 @@ int main(int argc, char **argv)
 	for (auto &t : th)
 		t.join();
 	failslab_on(false);
+	/* The shared contexts: everything reaped within 30 s, or lost. */
+	for (int i = 0; i < kNrShared; i++)
+		if (shared_ctx[i])
+			drain_shared(i, 30000);
+	if (!shared_table.empty()) {
+		st.lost += (long)shared_table.size();
+		st.discarded_exit -= (long)shared_table.size();
+		violation(std::to_string(shared_table.size()) +
+			  " iocbs of the shared contexts without an event 30 s after the load "
+			  "stopped");
+	}
+	for (int i = 0; i < kNrShared; i++) {
+		if (shared_ctx[i] && shared_inflight[i] == 0)
+			check_idle_ctx(shared_ctx[i]);
+		if (shared_ctx[i] && ukern_io_destroy(shared_ctx[i]) != 0)
+			violation("io_destroy of a shared context failed");
+		shared_ctx[i] = 0;
+	}
 	process_exit(rng, base, false);
 	aio_unregister_file(null_fd);
 	close(null_fd);
