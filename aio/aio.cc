@@ -17,7 +17,8 @@
  *  - sleeping in read_events: a per-thread eventfd woken from aio_complete
  *    through the aio_waiter min_nr filter, waited on with ppoll() so the
  *    signal mask is swapped atomically and signals give -EINTR;
- *  - the system workqueue: aio_wq, a small pool (never a thread per ctx).
+ *  - the system workqueue: aio_wq, an unbound workqueue of the shim (a
+ *    worker for each pending item, never a thread per ctx).
  *
  * Upstream: fs/aio.c @ v6.12
  */
@@ -928,6 +929,7 @@ void exit_aio(struct mm_struct *mm)
  */
 static void aio_exit_mm(void)
 {
+	aio_host_exit();
 	exit_aio(&aio_mm);
 }
 
@@ -2670,6 +2672,7 @@ void reset_mm_for_test(void)
 			vm_munmap(ctx->mmap_base, ctx->mmap_size);
 		mutex_unlock(&ctx->ring_lock);
 	}
+	aio_host_exit();
 	exit_aio(&aio_mm);
 	quiesce();
 }

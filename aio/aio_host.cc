@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // What fs/aio.c calls into, for the user-mode port: the file layer (host
-// descriptors and registered emulated files), the eventfd, a small
-// workqueue, and the ring pages (memfd arenas with a "kernel" alias).
+// descriptors and registered emulated files; O_DIRECT on host files through
+// one io_uring, or the aio workqueue), the aio workqueue (an unbound one of
+// the shim's), and the ring pages (memfd arenas with a "kernel" alias).
+#define KBUILD_MODNAME "aio"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -23,11 +29,17 @@
 #include <thread>
 #include <vector>
 
+#include <liburing.h>
+
+#include <uk/linux/aio.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/moduleparam.h>
+#include <uk/linux/printk.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/workqueue.h>
 
 #include "aio_internal.h"
 
@@ -35,86 +47,45 @@
 #define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
 
 /* ------------------------------------------------------------------ */
-/* aio_wq: the workqueue for fsync, O_DIRECT and free_ioctx.           */
+/* aio_wq: the shim's workqueue for fsync and the threads backend.     */
 
 namespace
 {
 
-struct AioWq {
-	std::mutex lock;
-	std::condition_variable more, idle;
-	struct list_head queue;
-	unsigned pending = 0; /* queued + running */
-	unsigned nr_threads = 0;
-};
+struct workqueue_struct *aio_wq;
+std::once_flag aio_wq_once;
 
-AioWq *aio_wq;
-std::mutex aio_wq_start;
-
-void aio_wq_main(AioWq *wq)
+struct workqueue_struct *get_aio_wq()
 {
-	std::unique_lock<std::mutex> g(wq->lock);
-
-	for (;;) {
-		wq->more.wait(g, [wq] { return !list_empty(&wq->queue); });
-		struct aio_work *w = list_first_entry(&wq->queue, struct aio_work, entry);
-
-		list_del_init(&w->entry);
-		g.unlock();
-		w->func(w);
-		g.lock();
-		if (--wq->pending == 0)
-			wq->idle.notify_all();
-	}
-}
-
-AioWq *get_aio_wq()
-{
-	AioWq *wq = __atomic_load_n(&aio_wq, __ATOMIC_ACQUIRE);
-
-	if (likely(wq))
-		return wq;
-	std::lock_guard<std::mutex> g(aio_wq_start);
-	if (aio_wq)
-		return aio_wq;
-	wq = new AioWq;
-	INIT_LIST_HEAD(&wq->queue);
-	/* A few workers for every context: never a thread per context. */
-	wq->nr_threads = clamp(std::thread::hardware_concurrency(), 2u, 4u);
-	for (unsigned i = 0; i < wq->nr_threads; i++)
-		std::thread(aio_wq_main, wq).detach();
-	__atomic_store_n(&aio_wq, wq, __ATOMIC_RELEASE);
-	return wq;
+	/*
+	 * Unbound: a work item that blocks in a host system call never sleeps
+	 * in schedule(), so a bound pool would run one at a time per CPU; the
+	 * unbound pool gives every pending item a worker.
+	 */
+	std::call_once(aio_wq_once, [] {
+		aio_wq = alloc_workqueue("aio_host", WQ_UNBOUND, WQ_UNBOUND_MAX_ACTIVE);
+	});
+	return aio_wq;
 }
 
 } // namespace
 
+void aio_work_fn(struct work_struct *work)
+{
+	struct aio_work *w = container_of(work, struct aio_work, work);
+
+	w->func(w);
+}
+
 void aio_queue_work(struct aio_work *work)
 {
-	AioWq *wq = get_aio_wq();
-	{
-		std::lock_guard<std::mutex> g(wq->lock);
-		list_add_tail(&work->entry, &wq->queue);
-		wq->pending++;
-	}
-	wq->more.notify_one();
+	queue_work(get_aio_wq(), &work->work);
 }
 
 void aio_wq_flush(void)
 {
-	AioWq *wq = __atomic_load_n(&aio_wq, __ATOMIC_ACQUIRE);
-
-	if (!wq)
-		return;
-	std::unique_lock<std::mutex> g(wq->lock);
-	wq->idle.wait(g, [wq] { return wq->pending == 0; });
-}
-
-void aio_wq_fork_child(void)
-{
-	/* The workers are not in the child; a new pool starts on demand. */
-	aio_wq = nullptr;
-	new (&aio_wq_start) std::mutex();
+	if (aio_wq)
+		flush_workqueue(aio_wq);
 }
 
 /* ------------------------------------------------------------------ */
@@ -508,44 +479,200 @@ ssize_t host_do_rw(int fd, struct kiocb *iocb, struct iov_iter *it, bool write)
 }
 
 struct host_async {
-	struct aio_work work;
+	struct aio_work work; /* the threads backend's work item */
 	struct kiocb *iocb;
 	bool write;
+	int submitted; /* io_uring: set once the entry is filled in */
 	struct iov_iter it;
 	struct iovec iov[];
 };
 
+std::atomic<long> host_inflight_nr;
+
+void host_async_done(struct host_async *ha, long res)
+{
+	struct kiocb *iocb = ha->iocb;
+
+	kfree(ha);
+	host_inflight_nr.fetch_sub(1, std::memory_order_relaxed);
+	iocb->ki_complete(iocb, res);
+}
+
+/* The threads backend: the system call runs in a worker of aio_wq. */
 void host_async_work(struct aio_work *w)
 {
 	auto *ha = container_of(w, struct host_async, work);
 	struct kiocb *iocb = ha->iocb;
-	ssize_t r = host_do_rw(iocb->ki_filp->f_fd, iocb, &ha->it, ha->write);
 
-	kfree(ha);
-	iocb->ki_complete(iocb, r);
+	host_inflight_nr.fetch_add(1, std::memory_order_relaxed);
+	host_async_done(ha, host_do_rw(iocb->ki_filp->f_fd, iocb, &ha->it, ha->write));
+}
+
+/*
+ * The io_uring backend: one ring for the process. Submitters fill the
+ * submission queue under sq_lock; the reaper alone consumes the completion
+ * queue and completes each request through ->ki_complete() (aio_complete())
+ * from its own task, as an interrupt handler or a workqueue would.
+ */
+constexpr unsigned kRingSqEntries = 256;
+constexpr unsigned kRingCqEntries = 4096;
+
+struct HostRing {
+	struct io_uring ring;
+	std::mutex sq_lock;
+};
+
+enum { kRingUnset, kRingUp, kRingFailed };
+std::atomic<int> host_ring_state{ kRingUnset };
+HostRing *host_ring;
+std::mutex host_ring_start;
+
+void host_ring_reaper(HostRing *r)
+{
+	pthread_setname_np(pthread_self(), "aio_uring");
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+		int ret = io_uring_wait_cqe(&r->ring, &cqe);
+
+		if (ret < 0) {
+			if (ret != -EINTR && ret != -EAGAIN)
+				pr_err("aio: io_uring_wait_cqe: %d\n", ret);
+			continue;
+		}
+		io_uring_for_each_cqe(&r->ring, head, cqe)
+		{
+			auto *ha = (struct host_async *)io_uring_cqe_get_data(cqe);
+			long res = cqe->res;
+
+			n++;
+			if (!ha)
+				continue; /* an IORING_OP_ASYNC_CANCEL of aio_host_exit() */
+			/*
+			 * Pairs with the release store in host_ring_submit():
+			 * the request as the submitter left it. The host
+			 * kernel's ring orders it too, unseen by ThreadSanitizer.
+			 */
+			(void)__atomic_load_n(&ha->submitted, __ATOMIC_ACQUIRE);
+			/* Cancelled by io_uring (an exit): a read that exit interrupted. */
+			host_async_done(ha, res == -ECANCELED ? -EINTR : res);
+		}
+		io_uring_cq_advance(&r->ring, n);
+	}
+}
+
+HostRing *get_host_ring(void)
+{
+	int state = host_ring_state.load(std::memory_order_acquire);
+	struct io_uring_params p = {};
+	sigset_t all, old;
+	HostRing *r;
+
+	if (likely(state == kRingUp))
+		return host_ring;
+	if (state == kRingFailed)
+		return nullptr;
+	std::lock_guard<std::mutex> g(host_ring_start);
+	state = host_ring_state.load(std::memory_order_relaxed);
+	if (state != kRingUnset)
+		return state == kRingUp ? host_ring : nullptr;
+	r = new HostRing;
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = kRingCqEntries;
+	if (io_uring_queue_init_params(kRingSqEntries, &r->ring, &p) < 0) {
+		/* io_uring_disabled, a seccomp filter, an old kernel: threads. */
+		delete r;
+		host_ring_state.store(kRingFailed, std::memory_order_release);
+		return nullptr;
+	}
+	/* The reaper takes none of the program's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	std::thread(host_ring_reaper, r).detach();
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	host_ring = r;
+	/* Release: the ring is set up before another submitter uses it. */
+	host_ring_state.store(kRingUp, std::memory_order_release);
+	return r;
+}
+
+int host_ring_submit(HostRing *r, struct host_async *ha)
+{
+	struct kiocb *iocb = ha->iocb;
+	int fd = iocb->ki_filp->f_fd;
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	std::lock_guard<std::mutex> g(r->sq_lock);
+	sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe) {
+		io_uring_submit(&r->ring);
+		sqe = io_uring_get_sqe(&r->ring);
+		if (!sqe)
+			return -EAGAIN;
+	}
+	if (ha->it.nr_segs == 1) {
+		void *base = ha->iov[0].iov_base;
+		unsigned len = ha->iov[0].iov_len;
+
+		if (ha->write)
+			io_uring_prep_write(sqe, fd, base, len, iocb->ki_pos);
+		else
+			io_uring_prep_read(sqe, fd, base, len, iocb->ki_pos);
+	} else if (ha->write) {
+		io_uring_prep_writev(sqe, fd, ha->iov, ha->it.nr_segs, iocb->ki_pos);
+	} else {
+		io_uring_prep_readv(sqe, fd, ha->iov, ha->it.nr_segs, iocb->ki_pos);
+	}
+	sqe->rw_flags = iocb->ki_rw_flags;
+	io_uring_sqe_set_data(sqe, ha);
+	host_inflight_nr.fetch_add(1, std::memory_order_relaxed);
+	/* Pairs with the acquire load in host_ring_reaper(). */
+	__atomic_store_n(&ha->submitted, 1, __ATOMIC_RELEASE);
+	/*
+	 * Once submitted, the request holds its own reference to the file:
+	 * the program may close its descriptor at once (no dup needed).
+	 * -EBUSY and -EAGAIN: the completion queue is full until the reaper
+	 * has drained it; the entry stays queued and is submitted again.
+	 */
+	while ((ret = io_uring_submit(&r->ring)) == -EINTR || ret == -EAGAIN || ret == -EBUSY)
+		sched_yield();
+	return 0;
 }
 
 ssize_t host_rw_iter(struct kiocb *iocb, struct iov_iter *it, bool write)
 {
 	struct file *f = iocb->ki_filp;
+	HostRing *ring = nullptr;
 
 	if (!(f->f_flags & O_DIRECT))
 		return host_do_rw(f->f_fd, iocb, it, write);
 
-	/* O_DIRECT is asynchronous in the kernel: run it on aio_wq. */
+	/* O_DIRECT is asynchronous in the kernel: io_uring, or aio_wq. */
 	auto *ha = (struct host_async *)kmalloc(
 		sizeof(struct host_async) + it->nr_segs * sizeof(struct iovec), GFP_KERNEL);
 	if (!ha)
 		return -ENOMEM;
-	if (aio_file_pin(f)) {
-		kfree(ha);
-		return -ENOMEM;
-	}
 	memcpy(ha->iov, it->iov, it->nr_segs * sizeof(struct iovec));
 	ha->it = *it;
 	ha->it.iov = ha->iov;
 	ha->iocb = iocb;
 	ha->write = write;
+	if (uk::aio::aio_host_backend == uk::aio::HostBackend::kUring)
+		ring = get_host_ring();
+	if (ring) {
+		int ret = host_ring_submit(ring, ha);
+
+		if (ret) {
+			kfree(ha);
+			return ret;
+		}
+		return -EIOCBQUEUED;
+	}
+	if (aio_file_pin(f)) {
+		kfree(ha);
+		return -ENOMEM;
+	}
 	INIT_AIO_WORK(&ha->work, host_async_work);
 	aio_queue_work(&ha->work);
 	return -EIOCBQUEUED;
@@ -601,6 +728,61 @@ int null_fsync(struct file *file, int datasync)
 }
 
 } // namespace
+
+namespace uk::aio
+{
+HostBackend aio_host_backend = HostBackend::kUring;
+
+static const char *const aio_host_backend_names[] = { "uring", "threads" };
+module_param_enum(host_backend, aio_host_backend, aio_host_backend_names, 0644);
+MODULE_PARM_DESC(host_backend,
+		 "O_DIRECT reads and writes of host files: uring (one io_uring, the program's "
+		 "queue depth), threads (a work item each on the aio workqueue)");
+
+HostBackend host_backend_active(void)
+{
+	if (aio_host_backend == HostBackend::kUring && get_host_ring())
+		return HostBackend::kUring;
+	return HostBackend::kThreads;
+}
+
+long host_inflight(void)
+{
+	return host_inflight_nr.load(std::memory_order_relaxed);
+}
+
+} // namespace uk::aio
+
+void aio_host_exit(void)
+{
+	struct io_uring_sqe *sqe;
+
+	if (host_ring_state.load(std::memory_order_acquire) != kRingUp)
+		return;
+	std::lock_guard<std::mutex> g(host_ring->sq_lock);
+	sqe = io_uring_get_sqe(&host_ring->ring);
+	if (!sqe) {
+		io_uring_submit(&host_ring->ring);
+		sqe = io_uring_get_sqe(&host_ring->ring);
+		if (!sqe)
+			return;
+	}
+	/* What waits (pipes, sockets) completes; disk I/O finishes as it is. */
+	io_uring_prep_cancel(sqe, nullptr, IORING_ASYNC_CANCEL_ANY);
+	io_uring_sqe_set_data(sqe, nullptr);
+	io_uring_submit(&host_ring->ring);
+}
+
+void aio_wq_fork_child(void)
+{
+	/* The reaper is not in the child: a ring of its own starts on demand. */
+	if (host_ring_state.load(std::memory_order_relaxed) == kRingUp)
+		io_uring_queue_exit(&host_ring->ring);
+	host_ring = nullptr; /* the parent's, leaked */
+	host_ring_state.store(kRingUnset, std::memory_order_relaxed);
+	host_inflight_nr.store(0, std::memory_order_relaxed);
+	new (&host_ring_start) std::mutex();
+}
 
 const struct file_operations host_file_operations = {
 	.read_iter = host_read_iter,

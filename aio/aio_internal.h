@@ -9,22 +9,30 @@
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/list.h>
 #include <uk/linux/types.h>
+#include <uk/linux/workqueue.h>
 
 typedef unsigned int __poll_t;
 
-/* A work item on aio_wq (the kernel's system_wq / queue_rcu_work). */
+/*
+ * A work item on aio_wq, an unbound workqueue of the shim (the kernel's
+ * system_wq, where a blocking fsync sleeps in schedule(); a host syscall
+ * does not, so each pending item gets a worker of the unbound pool).
+ */
 struct aio_work {
-	struct list_head entry;
+	struct work_struct work;
 	void (*func)(struct aio_work *work);
 };
-#define INIT_AIO_WORK(w, f)                  \
-	do {                                 \
-		INIT_LIST_HEAD(&(w)->entry); \
-		(w)->func = (f);             \
+void aio_work_fn(struct work_struct *work);
+#define INIT_AIO_WORK(w, f)                         \
+	do {                                        \
+		INIT_WORK(&(w)->work, aio_work_fn); \
+		(w)->func = (f);                    \
 	} while (0)
 void aio_queue_work(struct aio_work *work);
 void aio_wq_flush(void);
 void aio_wq_fork_child(void);
+/* exit_mm(): host requests that io_uring can cancel complete with -EINTR. */
+void aio_host_exit(void);
 
 /* Ring pages: a run of pages in a memfd arena, mapped by the "kernel". */
 struct aio_ring_arena;

@@ -87,6 +87,24 @@ extern ReqsMode aio_reqs_mode;
 extern RefMode aio_ref_mode;
 extern SubmitMode aio_submit_mode;
 
+/*
+ * Where O_DIRECT reads and writes on host files run (aio.host_backend):
+ * kUring, one io_uring shared by every context with a reaper thread that
+ * completes the requests, so the program's queue depth reaches the host;
+ * kThreads, one work item per request on the unbound aio workqueue. A
+ * process whose io_uring_queue_init() fails (io_uring_disabled, seccomp)
+ * uses kThreads.
+ */
+enum class HostBackend { kUring = 0, kThreads = 1 };
+extern HostBackend aio_host_backend;
+/* The backend the next host request goes to (kThreads if io_uring failed). */
+HostBackend host_backend_active(void);
+/*
+ * Host requests the host is working on: submitted to the ring and not yet
+ * reaped (kUring), or inside the work item's system call (kThreads).
+ */
+long host_inflight(void);
+
 /* Introspection for tests. -EINVAL for an unknown handle. */
 struct CtxInfo {
 	unsigned id;
