@@ -209,7 +209,10 @@ void schedule(void)
 		state = __atomic_load_n(&p->__state, __ATOMIC_SEQ_CST);
 		if (state == TASK_RUNNING)
 			break;
-		uk::futex_wait_word(uk::state_word(p), state);
+		if (unlikely(uk::sched_block_hook != nullptr))
+			uk::sched_block_hook("schedule", uk::state_word(p), ~0u);
+		else
+			uk::futex_wait_word(uk::state_word(p), state);
 	}
 	__atomic_store_n(&p->uk_sleeping, 0, __ATOMIC_RELAXED);
 	p->uk_nvcsw++;

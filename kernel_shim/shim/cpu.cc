@@ -32,6 +32,7 @@ constinit thread_local ThreadCpu tls_cpu
 int host_to_vcpu[1024];
 constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
+SchedBlockHook sched_block_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 
 long rseq_cpu_id_offset = 4;  // see cpu.h
@@ -128,6 +129,10 @@ bool try_take(CpuState &s, uint32_t bits) {
 
 // Waits until none of `bits` is set on `s`, then sets them.
 void take(CpuState &s, uint32_t bits) {
+  if (unlikely(sched_block_hook != nullptr)) {
+    while (!try_take(s, bits)) sched_block_hook("cpu", &s.word, bits);
+    return;
+  }
   for (int spin = 0;; spin++) {
     if (try_take(s, bits)) return;
     if (spin < 200) {

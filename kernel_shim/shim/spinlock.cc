@@ -9,6 +9,10 @@
 namespace uk {
 
 void lockword_lock_slow(std::atomic<uint32_t> *w, int spins) {
+  if (__builtin_expect(sched_block_hook != nullptr, 0)) {
+    while (!lockword_trylock(w)) sched_block_hook("lock", w, ~0u);
+    return;
+  }
   for (int i = 0; i < spins; i++) {
     cpu_pause();
     if (w->load(std::memory_order_relaxed) == 0 && lockword_trylock(w)) return;
@@ -30,6 +34,10 @@ void rwlock_read_slow(rwlock_t *l) {
                                       std::memory_order_acquire,
                                       std::memory_order_relaxed))
       return;
+    if (__builtin_expect(sched_block_hook != nullptr, 0)) {
+      sched_block_hook("read_lock", &l->cnts, __UK_RW_WRITER | __UK_RW_WAITING);
+      continue;
+    }
     if (i > 100)
       sched_yield();
     else
@@ -49,6 +57,10 @@ void rwlock_write_slow(rwlock_t *l) {
     }
     if (!(c & __UK_RW_WAITING))
       l->cnts.fetch_or(__UK_RW_WAITING, std::memory_order_relaxed);
+    if (__builtin_expect(sched_block_hook != nullptr, 0)) {
+      sched_block_hook("write_lock", &l->cnts, ~__UK_RW_WAITING);
+      continue;
+    }
     if (i > 100)
       sched_yield();
     else

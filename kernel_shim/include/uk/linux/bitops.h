@@ -19,17 +19,20 @@
 
 static __always_inline void set_bit(long nr, volatile unsigned long *addr)
 {
-	__atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr), __ATOMIC_RELAXED);
+	__uk_explore("bitop"), __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+						 __ATOMIC_RELAXED);
 }
 
 static __always_inline void clear_bit(long nr, volatile unsigned long *addr)
 {
-	__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr), __ATOMIC_RELAXED);
+	__uk_explore("bitop"), __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr),
+						  ~BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
 static __always_inline void change_bit(long nr, volatile unsigned long *addr)
 {
-	__atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr), __ATOMIC_RELAXED);
+	__uk_explore("bitop"), __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr),
+						  BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
 /* One mask value in each: g++ then emits lock bts/btr/btc, as the kernel's x86. */
@@ -37,44 +40,51 @@ static __always_inline bool test_and_set_bit(long nr, volatile unsigned long *ad
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
-	       mask;
+	return __uk_explore("bitop"),
+	       __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+		       mask;
 }
 
 static __always_inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) &
-	       mask;
+	return __uk_explore("bitop"),
+	       __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) &
+		       mask;
 }
 
 static __always_inline bool test_and_change_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
-	       mask;
+	return __uk_explore("bitop"),
+	       __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+		       mask;
 }
 
 static __always_inline bool test_and_set_bit_lock(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) &
-	       mask;
+	return __uk_explore("bitop"),
+	       __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) &
+		       mask;
 }
 
 static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *addr)
 {
-	__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr), __ATOMIC_RELEASE);
+	__uk_explore("bitop"), __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr),
+						  ~BIT_MASK(nr), __ATOMIC_RELEASE);
 }
 
 /* Release store of the whole word: only the lock holder writes the word. */
 static __always_inline void __clear_bit_unlock(long nr, volatile unsigned long *addr)
 {
 	unsigned long *p = (unsigned long *)addr + BIT_WORD(nr);
-	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) & ~BIT_MASK(nr), __ATOMIC_RELEASE);
+	__uk_explore("bitop"),
+		__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) & ~BIT_MASK(nr),
+				 __ATOMIC_RELEASE);
 }
 
 static __always_inline bool test_bit(long nr, const volatile unsigned long *addr)

@@ -43,6 +43,25 @@ void __tsan_ignore_thread_end(void);
 
 #define barrier() __asm__ __volatile__("" : : : "memory")
 
+/*
+ * __uk_explore(what): a scheduling point for the explore preset
+ * (docs/explore.md). With UKERN_EXPLORE every marked access, atomic
+ * operation and barrier calls the test scheduler's hook (<uk/shim/cpu.h>);
+ * in every other build it is nothing. A name that starts with '~' marks a
+ * spin-wait iteration (cpu_relax()), where the scheduler lets others run.
+ */
+#ifdef UKERN_EXPLORE
+namespace uk
+{
+using SchedHook = void (*)(const char *where);
+extern SchedHook sched_hook;
+} // namespace uk
+#define __uk_explore(what) \
+	(__builtin_expect(::uk::sched_hook != nullptr, 0) ? ::uk::sched_hook(what) : (void)0)
+#else
+#define __uk_explore(what) ((void)0)
+#endif
+
 #undef __always_inline /* glibc's <sys/cdefs.h> has its own */
 #define __always_inline inline __attribute__((__always_inline__))
 #define noinline __attribute__((__noinline__))
@@ -121,6 +140,7 @@ inline constexpr bool kOnceScalar = std::is_trivially_copyable_v<T> &&
 
 template <typename T> __always_inline T read_once(const T &x)
 {
+	__uk_explore("READ_ONCE");
 	if constexpr (kOnceScalar<T>) {
 		if constexpr (std::is_scalar_v<T>) {
 			return __atomic_load_n(const_cast<T *>(&x), __ATOMIC_RELAXED);
@@ -141,6 +161,7 @@ template <typename T> __always_inline T read_once(const T &x)
 
 template <typename T, typename V> __always_inline void write_once(T &x, V v)
 {
+	__uk_explore("WRITE_ONCE");
 	if constexpr (std::is_pointer_v<T> && std::is_integral_v<V>) {
 		/* WRITE_ONCE(p, NULL): NULL is an integer once passed in here */
 		__atomic_store_n(&x, reinterpret_cast<T>(v), __ATOMIC_RELAXED);

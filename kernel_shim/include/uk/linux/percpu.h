@@ -58,6 +58,7 @@ static __always_inline void *percpu_cpu_addr(const void *ptr, int cpu)
  */
 template <typename T> static __always_inline void this_cpu_add_op(T *pcp, T val)
 {
+	__uk_explore("this_cpu_add");
 	if constexpr (sizeof(T) == sizeof(long)) {
 		if (likely((uintptr_t)pcp & PERCPU_COUNTER_BIT)) {
 			rseq_percpu_add((long *)pcp, (long)val);
@@ -115,24 +116,34 @@ static_assert(PERCPU_UNIT_SHIFT == ::uk::kRseqUnitShift);
 	(::uk::this_cpu_add_op<__typeof__(pcp)>(&(pcp), -(__typeof__(pcp))(val)))
 #define this_cpu_inc(pcp) this_cpu_add(pcp, 1)
 #define this_cpu_dec(pcp) this_cpu_sub(pcp, 1)
-#define this_cpu_and(pcp, val) ((void)__atomic_fetch_and(__uk_pcp(pcp), (val), __ATOMIC_RELAXED))
-#define this_cpu_or(pcp, val) ((void)__atomic_fetch_or(__uk_pcp(pcp), (val), __ATOMIC_RELAXED))
-#define this_cpu_add_return(pcp, val) \
-	(__atomic_add_fetch(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
-#define this_cpu_sub_return(pcp, val) \
-	(__atomic_sub_fetch(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
+#define this_cpu_and(pcp, val)                \
+	((void)(__uk_explore("this_cpu_and"), \
+		__atomic_fetch_and(__uk_pcp(pcp), (val), __ATOMIC_RELAXED)))
+#define this_cpu_or(pcp, val)                \
+	((void)(__uk_explore("this_cpu_or"), \
+		__atomic_fetch_or(__uk_pcp(pcp), (val), __ATOMIC_RELAXED)))
+#define this_cpu_add_return(pcp, val)         \
+	(__uk_explore("this_cpu_add_return"), \
+	 __atomic_add_fetch(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
+#define this_cpu_sub_return(pcp, val)         \
+	(__uk_explore("this_cpu_sub_return"), \
+	 __atomic_sub_fetch(__uk_pcp(pcp), (__typeof__(pcp))(val), __ATOMIC_RELAXED))
 #define this_cpu_inc_return(pcp) this_cpu_add_return(pcp, 1)
 #define this_cpu_dec_return(pcp) this_cpu_sub_return(pcp, 1)
-#define this_cpu_xchg(pcp, nval) (__atomic_exchange_n(__uk_pcp(pcp), (nval), __ATOMIC_RELAXED))
+#define this_cpu_xchg(pcp, nval)        \
+	(__uk_explore("this_cpu_xchg"), \
+	 __atomic_exchange_n(__uk_pcp(pcp), (nval), __ATOMIC_RELAXED))
 #define this_cpu_cmpxchg(pcp, oval, nval)                                                         \
 	({                                                                                        \
 		__typeof__(pcp) __o = (oval);                                                     \
+		__uk_explore("this_cpu_cmpxchg");                                                 \
 		__atomic_compare_exchange_n(__uk_pcp(pcp), &__o, (nval), false, __ATOMIC_RELAXED, \
 					    __ATOMIC_RELAXED);                                    \
 		__o;                                                                              \
 	})
 #define this_cpu_try_cmpxchg(pcp, ovalp, nval)                                                \
-	(__atomic_compare_exchange_n(__uk_pcp(pcp), (ovalp), (nval), false, __ATOMIC_RELAXED, \
+	(__uk_explore("this_cpu_try_cmpxchg"),                                                \
+	 __atomic_compare_exchange_n(__uk_pcp(pcp), (ovalp), (nval), false, __ATOMIC_RELAXED, \
 				     __ATOMIC_RELAXED))
 
 /* The __this_cpu and raw_cpu forms: same operations (see the note above). */

@@ -71,12 +71,14 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
  */
 static __always_inline void rcu_read_lock(void)
 {
+	__uk_explore("rcu_read_lock");
 	__rcu_read_lock();
 }
 
 static __always_inline void rcu_read_unlock(void)
 {
 	__rcu_read_unlock();
+	__uk_explore("rcu_read_unlock");
 }
 
 static __always_inline void rcu_read_lock_bh(void)

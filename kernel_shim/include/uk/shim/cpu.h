@@ -174,6 +174,14 @@ inline void sched_point(const char *where) {
   if (unlikely(sched_hook != nullptr)) sched_hook(where);
 }
 
+// Blocking for the same schedulers: where a task would spin or sleep until
+// (*word & mask) == 0 (a lock word, a CPU word, a sleeping task's state), it
+// calls this hook instead when one is installed and retries when it returns.
+// Only the slow paths call it, so it costs nothing when uncontended.
+using SchedBlockHook = void (*)(const char *where, const void *word,
+                                uint32_t mask);
+extern SchedBlockHook sched_block_hook;
+
 }  // namespace uk
 
 #endif  // UK_SHIM_CPU_H_
