@@ -1,0 +1,907 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// ukern explore: the controlled scheduler, its strategies, replay, shrinking
+// and the traces. See explore.h and docs/explore.md.
+#include "explore.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <uk/linux/irqflags.h>
+#include <uk/linux/percpu.h>
+#include <uk/linux/preempt.h>
+#include <uk/linux/printk.h>
+#include <uk/linux/slab.h>
+#include <uk/shim/cpu.h>
+
+namespace explore {
+namespace {
+
+// ---- strategies ----
+
+// One choice: `en` are the enabled task ids (sorted), `cur` the task at the
+// scheduling point (-1 at the start), `cur_en` whether it may go on, `yield`
+// whether it spins (cpu_relax) and would rather let others run, `def` the
+// default (go on, else the next enabled task after `cur`).
+struct Chooser {
+  virtual ~Chooser() = default;
+  virtual void begin(long index) { (void)index; }
+  virtual int choose(long step, const std::vector<int> &en, int cur,
+                     bool cur_en, bool yield, int def) = 0;
+  virtual void end(long steps) { (void)steps; }
+  // Prepares the next schedule; false when the space is exhausted.
+  virtual bool next() { return true; }
+};
+
+uint64_t mix(uint64_t x) {  // splitmix64
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+struct RandomChooser : Chooser {
+  explicit RandomChooser(uint64_t seed) : seed_(seed) {}
+  void begin(long index) override { rng_.seed(mix(seed_ ^ mix(index))); }
+  int choose(long, const std::vector<int> &en, int cur, bool, bool yield,
+             int def) override {
+    if (yield && en.size() > 1) {
+      std::vector<int> others;
+      for (int t : en)
+        if (t != cur) others.push_back(t);
+      return others[rng_() % others.size()];
+    }
+    (void)def;
+    return en[rng_() % en.size()];
+  }
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+};
+
+// PCT (Burckhardt et al., ASPLOS 2010): random distinct task priorities,
+// d-1 random change points over the k steps of a schedule; the highest
+// priority enabled task runs; at the i-th change point the running task
+// drops to priority i. Finds a bug of depth d with probability at least
+// 1/(n k^(d-1)).
+struct PctChooser : Chooser {
+  PctChooser(uint64_t seed, int depth) : seed_(seed), depth_(depth) {}
+  void begin(long index) override {
+    rng_.seed(mix(seed_ ^ mix(index + 0x5043)));
+    prio_.clear();
+    change_.clear();
+    for (int i = 1; i < depth_; i++)
+      change_[static_cast<long>(rng_() % std::max<long>(k_, 1))] = i;
+  }
+  long prio(int t) {
+    auto it = prio_.find(t);
+    if (it != prio_.end()) return it->second;
+    long p = depth_ + static_cast<long>(rng_() % 1000000);
+    prio_[t] = p;
+    return p;
+  }
+  int choose(long step, const std::vector<int> &en, int cur, bool, bool yield,
+             int) override {
+    auto it = change_.find(step);
+    if (it != change_.end() && cur >= 0) prio_[cur] = it->second;
+    int best = -1;
+    long bp = -1;
+    for (int t : en) {
+      if (yield && t == cur && en.size() > 1) continue;
+      long p = prio(t);
+      if (p > bp) bp = p, best = t;
+    }
+    return best;
+  }
+  void end(long steps) override { k_ = std::max(k_, steps); }
+  uint64_t seed_;
+  int depth_;
+  long k_ = 64;
+  std::mt19937_64 rng_;
+  std::map<int, long> prio_;
+  std::map<long, int> change_;
+};
+
+// Bounded exhaustive search: depth-first over the choice points, replaying
+// the prefix of the previous schedule, with at most `bound` preemptions (a
+// switch away from a task that could go on; spinning tasks switch for free).
+struct DfsChooser : Chooser {
+  explicit DfsChooser(int bound) : bound_(bound) {}
+  struct Frame {
+    std::vector<int> alts;
+    int cur;
+    bool costly;  // a switch away from cur counts as a preemption
+    int before;   // preemptions before this point
+  };
+  int choose(long step, const std::vector<int> &en, int cur, bool cur_en,
+             bool yield, int def) override {
+    size_t s = static_cast<size_t>(step);
+    if (s < prefix_.size()) {
+      int c = prefix_[s];
+      return std::find(en.begin(), en.end(), c) != en.end() ? c : def;
+    }
+    int before = 0;
+    if (!stack_.empty()) {
+      const Frame &f = stack_.back();
+      before = f.before + (f.costly && prefix_.back() != f.cur ? 1 : 0);
+    }
+    Frame f{{}, cur, cur_en && !yield, before};
+    for (int t : en)
+      if (t != def && !(yield && t == cur)) f.alts.push_back(t);
+    stack_.push_back(std::move(f));
+    prefix_.push_back(def);
+    return def;
+  }
+  bool next() override {
+    while (!stack_.empty()) {
+      Frame &f = stack_.back();
+      while (!f.alts.empty()) {
+        int a = f.alts.front();
+        f.alts.erase(f.alts.begin());
+        int cost = f.before + (f.costly && a != f.cur ? 1 : 0);
+        if (cost <= bound_) {
+          prefix_.back() = a;
+          return true;
+        }
+      }
+      stack_.pop_back();
+      prefix_.pop_back();
+    }
+    return false;
+  }
+  int bound_;
+  std::vector<Frame> stack_;
+  std::vector<int> prefix_;
+};
+
+struct ReplayChooser : Chooser {
+  explicit ReplayChooser(std::map<long, int> dev) : dev_(std::move(dev)) {}
+  int choose(long step, const std::vector<int> &en, int, bool, bool,
+             int def) override {
+    auto it = dev_.find(step);
+    if (it != dev_.end() &&
+        std::find(en.begin(), en.end(), it->second) != en.end())
+      return it->second;
+    return def;
+  }
+  std::map<long, int> dev_;
+};
+
+// ---- the engine: one schedule ----
+
+struct Engine;
+
+struct Task {
+  Engine *e = nullptr;
+  int id = 0;
+  int cpu = 0;
+  bool is_irq = false;
+  bool soft = false;
+  std::function<void()> fn;
+  std::thread th;
+  std::condition_variable cv;
+  bool fired = false;  // irq: delivered (on its CPU's interrupt stack)
+  bool done = false;
+  bool blocked = false;
+  const void *bword = nullptr;
+  uint32_t bmask = 0;
+  const char *bwhere = nullptr;
+  void *bsite = nullptr;
+  std::string name;
+};
+
+struct TraceEntry {
+  long step;
+  int task;
+  int cpu;
+  const char *where;
+  int next;  // task switched to, or -1
+  int nframes;
+  void *frames[10];
+};
+
+thread_local Task *tl_task;
+
+struct Engine {
+  std::mutex mu;
+  std::condition_variable main_cv;
+  std::vector<std::unique_ptr<Task>> tasks;
+  int nr_normal = 0, nr_irq = 0;
+  int running = -1;
+  size_t exited = 0;
+  bool stuck = false;  // failed while tasks were still parked: leak them
+  long step = 0;
+  long max_steps = 20000;
+  Chooser *chooser = nullptr;
+  std::vector<std::pair<long, int>> deviations;
+  std::vector<std::string> failures;
+  bool tracing = false;
+  std::vector<TraceEntry> trace;
+  std::vector<int> irq_stack[NR_CPUS];
+  bool joined = false;
+
+  static uint32_t load_word(const void *w) {
+    return __atomic_load_n(static_cast<const uint32_t *>(w), __ATOMIC_SEQ_CST);
+  }
+
+  bool enabled(const Task &t) const {
+    if (t.done) return false;
+    if (t.blocked && (load_word(t.bword) & t.bmask) != 0) return false;
+    const auto &st = irq_stack[t.cpu];
+    if (!t.is_irq) return st.empty();
+    if (t.fired) return !st.empty() && st.back() == t.id;
+    uint32_t w = uk::cpu_state[t.cpu].word.load(std::memory_order_relaxed);
+    if (t.soft) return !(w & (uk::kCpuIrq | uk::kCpuBh)) && st.empty();
+    return !(w & uk::kCpuIrq);
+  }
+
+  void fail(std::string why) { failures.push_back(std::move(why)); }
+
+  std::string describe_stuck() {
+    std::ostringstream os;
+    bool sleeping = false;
+    for (auto &t : tasks) {
+      if (t->done || !t->blocked) continue;
+      if (!strcmp(t->bwhere, "schedule")) sleeping = true;
+    }
+    os << (sleeping ? "lost wake-up or deadlock: " : "deadlock: ")
+       << "no task can run;";
+    for (auto &t : tasks) {
+      if (t->done) continue;
+      os << " " << t->name;
+      if (t->blocked)
+        os << (strcmp(t->bwhere, "schedule") ? " waits for a " : " sleeps in ")
+           << t->bwhere << (strcmp(t->bwhere, "schedule") ? "" : "()");
+      else if (t->is_irq && !t->fired)
+        os << " (interrupt never allowed in)";
+      else
+        os << " cannot run";
+      os << ";";
+    }
+    return os.str();
+  }
+
+  // Picks the next task at a scheduling point of `self` (null at the
+  // start). Returns -1 when nothing can run: the schedule ended or stuck.
+  int choose_next(Task *self, bool yield) {
+    std::vector<int> en;
+    for (auto &t : tasks)
+      if (enabled(*t)) en.push_back(t->id);
+    if (en.empty()) {
+      for (auto &t : tasks)
+        if (!t->done) {
+          fail(describe_stuck());
+          stuck = true;
+          break;
+        }
+      return -1;
+    }
+    int cur = self ? self->id : -1;
+    bool cur_en = self && std::find(en.begin(), en.end(), cur) != en.end();
+    int def;
+    if (cur_en && !(yield && en.size() > 1)) {
+      def = cur;
+    } else {
+      def = en.front();
+      for (int t : en)
+        if (t > cur && !(yield && t == cur)) {
+          def = t;
+          break;
+        }
+      if (yield && def == cur)
+        for (int t : en)
+          if (t != cur) {
+            def = t;
+            break;
+          }
+    }
+    int c = chooser->choose(step, en, cur, cur_en, yield, def);
+    if (c != def) deviations.emplace_back(step, c);
+    Task &n = *tasks[c];
+    if (n.is_irq && !n.fired) {
+      n.fired = true;
+      irq_stack[n.cpu].push_back(c);
+    }
+    step++;
+    return c;
+  }
+
+  // Parks `self` until it runs again. A schedule that failed while others
+  // were parked leaves them parked for good (their stacks hold state that
+  // cannot be unwound safely); the engine is leaked with them.
+  void park(Task *self, std::unique_lock<std::mutex> &lk) {
+    self->cv.wait(lk, [&] { return running == self->id; });
+  }
+
+  void give(int next) {
+    running = next;
+    if (next >= 0) tasks[next]->cv.notify_one();
+  }
+
+  void record(Task *self, const char *where, int next) {
+    if (!tracing) return;
+    TraceEntry e{};
+    e.step = step;
+    e.task = self->id;
+    e.cpu = uk::tls_cpu.cpu >= 0 ? uk::tls_cpu.cpu : self->cpu;
+    e.where = where;
+    e.next = next == self->id ? -1 : next;
+    e.nframes = backtrace(e.frames, 10);
+    trace.push_back(e);
+  }
+
+  void point(Task *self, const char *where) {
+    std::unique_lock<std::mutex> lk(mu);
+    if (step >= max_steps) {
+      fail("livelock: the schedule did not end within " +
+           std::to_string(max_steps) + " scheduling points");
+      stuck = true;
+      give(-1);
+      main_cv.notify_all();
+      park(self, lk);  // forever
+    }
+    int n = choose_next(self, where[0] == '~');
+    record(self, where, n);
+    if (n == self->id) return;
+    give(n);
+    if (n < 0) main_cv.notify_all();
+    park(self, lk);
+  }
+
+  void block(Task *self, const char *where, const void *word, uint32_t mask) {
+    std::unique_lock<std::mutex> lk(mu);
+    self->blocked = true;
+    self->bword = word;
+    self->bmask = mask;
+    self->bwhere = where;
+    int n = choose_next(self, false);
+    record(self, where, n);
+    if (n != self->id) {
+      give(n);
+      if (n < 0) main_cv.notify_all();
+      park(self, lk);
+    }
+    self->blocked = false;
+  }
+
+  void task_main(Task *t) {
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      park(t, lk);
+    }
+    tl_task = t;
+    if (t->is_irq) {
+      if (t->soft)
+        uk::run_in_softirq(t->cpu, t->fn);
+      else
+        uk::run_in_hardirq(t->cpu, t->fn);
+    } else {
+      uk::pin_thread_to_cpu(t->cpu);
+      t->fn();
+    }
+    const uk::ThreadCpu &tc = uk::tls_cpu;
+    std::unique_lock<std::mutex> lk(mu);
+    if (tc.held != 0 || tc.preempt_count != 0 || tc.irqs_off)
+      fail(t->name + " ended with preemption, bottom halves or interrupts "
+                     "disabled");
+    else if (!t->is_irq)
+      uk::pin_thread_to_cpu(-1);
+    tl_task = nullptr;
+    t->done = true;
+    if (t->is_irq) irq_stack[t->cpu].pop_back();
+    int n = choose_next(t, false);
+    if (tracing) {
+      TraceEntry e{};
+      e.step = step;
+      e.task = t->id;
+      e.cpu = t->cpu;
+      e.where = "exit";
+      e.next = n;
+      trace.push_back(e);
+    }
+    give(n);
+    exited++;
+    main_cv.notify_all();
+  }
+
+  // Runs the tasks; returns false when the schedule got stuck.
+  bool run_tasks() {
+    joined = true;
+    for (auto &t : tasks) t->th = std::thread([this, p = t.get()] { task_main(p); });
+    std::unique_lock<std::mutex> lk(mu);
+    int n = choose_next(nullptr, false);
+    give(n);
+    main_cv.wait(lk, [&] { return exited == tasks.size() || stuck; });
+    if (stuck) {
+      for (auto &t : tasks) t->th.detach();
+      return false;
+    }
+    lk.unlock();
+    for (auto &t : tasks) t->th.join();
+    return true;
+  }
+};
+
+Engine *g_engine;  // the schedule the body is setting up / running
+
+void hook_point(const char *where) {
+  Task *t = tl_task;
+  if (t != nullptr) t->e->point(t, where);
+}
+
+void hook_block(const char *where, const void *word, uint32_t mask) {
+  Task *t = tl_task;
+  if (t != nullptr) {
+    t->e->block(t, where, word, mask);
+    return;
+  }
+  // A thread outside the explorer (the test's own): plain waiting.
+  std::this_thread::yield();
+}
+
+struct StuckSchedule {};  // thrown out of join() into the body
+
+// ---- symbolizing traces ----
+
+struct Site {
+  std::string func, file;
+  int line = 0;
+};
+
+std::map<void *, std::vector<Site>> symbolize(const std::vector<void *> &pcs) {
+  std::map<void *, std::vector<Site>> out;
+  std::map<std::string, std::vector<std::pair<void *, uintptr_t>>> by_obj;
+  for (void *pc : pcs) {
+    Dl_info info{};
+    if (!dladdr(pc, &info) || !info.dli_fname) continue;
+    uintptr_t off = reinterpret_cast<uintptr_t>(pc) -
+                    reinterpret_cast<uintptr_t>(info.dli_fbase) - 1;
+    std::string obj = info.dli_fname;
+    if (obj.empty() || obj.find(".so") == std::string::npos) {
+      char exe[4096];
+      ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+      if (n <= 0) continue;
+      exe[n] = 0;
+      obj = exe;
+    }
+    by_obj[obj].emplace_back(pc, off);
+  }
+  for (auto &[obj, v] : by_obj) {
+    std::string cmd = "addr2line -a -C -f -i -e '" + obj + "'";
+    char buf[64];
+    for (auto &[pc, off] : v) {
+      snprintf(buf, sizeof(buf), " 0x%lx", static_cast<unsigned long>(off));
+      cmd += buf;
+    }
+    FILE *f = popen(cmd.c_str(), "r");
+    if (!f) continue;
+    char line[4096];
+    size_t idx = 0;
+    std::vector<Site> *cur = nullptr;
+    std::string func;
+    bool want_func = true;
+    while (fgets(line, sizeof(line), f)) {
+      std::string s(line);
+      if (!s.empty() && s.back() == '\n') s.pop_back();
+      if (s.rfind("0x", 0) == 0) {
+        cur = idx < v.size() ? &out[v[idx].first] : nullptr;
+        idx++;
+        want_func = true;
+        continue;
+      }
+      if (want_func) {
+        func = s;
+        want_func = false;
+        continue;
+      }
+      want_func = true;
+      if (!cur) continue;
+      Site site;
+      site.func = func;
+      auto colon = s.rfind(':');
+      site.file = s.substr(0, colon);
+      if (colon != std::string::npos) site.line = atoi(s.c_str() + colon + 1);
+      auto disc = site.file.find(" (discriminator");
+      if (disc != std::string::npos) site.file.resize(disc);
+      cur->push_back(site);
+    }
+    pclose(f);
+  }
+  return out;
+}
+
+bool boring(const Site &s) {
+  static const char *const skip[] = {"/include/uk/", "/kernel_shim/shim/",
+                                     "/tests/explore/lib/", "/usr/", "??"};
+  for (const char *k : skip)
+    if (s.file.find(k) != std::string::npos || s.file.empty()) return true;
+  return false;
+}
+
+std::string short_path(const std::string &f) {
+  for (const char *root : {"/kernel_shim/", "/blk/", "/aio/", "/tests/",
+                           "/devices/", "/lib/"}) {
+    auto p = f.rfind(root);
+    if (p != std::string::npos) return f.substr(p + 1);
+  }
+  auto p = f.rfind('/');
+  return p == std::string::npos ? f : f.substr(p + 1);
+}
+
+std::string format_trace(Engine &e) {
+  std::vector<void *> pcs;
+  for (auto &t : e.trace)
+    for (int i = 1; i < t.nframes; i++) pcs.push_back(t.frames[i]);
+  auto sym = symbolize(pcs);
+  std::ostringstream os;
+  os << "  step task cpu  operation           source\n";
+  for (auto &t : e.trace) {
+    std::string where = "?";
+    for (int i = 1; i < t.nframes && where == "?"; i++) {
+      auto it = sym.find(t.frames[i]);
+      if (it == sym.end()) continue;
+      for (auto &s : it->second)
+        if (!boring(s)) {
+          where = short_path(s.file) + ":" + std::to_string(s.line) + " " +
+                  s.func.substr(0, s.func.find('('));
+          break;
+        }
+    }
+    char head[96];
+    snprintf(head, sizeof(head), "  %4ld %-4s cpu%-2d %-19s ", t.step,
+             e.tasks[t.task]->name.c_str(), t.cpu, t.where);
+    os << head << (t.nframes ? where : std::string());
+    if (t.next >= 0 && t.next != t.task)
+      os << "   -> " << e.tasks[t.next]->name;
+    else if (t.next < 0 && !strcmp(t.where, "exit"))
+      os << "   (end)";
+    os << "\n";
+  }
+  return os.str();
+}
+
+// ---- schedule strings ----
+
+std::string encode(const std::vector<std::pair<long, int>> &dev) {
+  if (dev.empty()) return "v1:-";
+  std::string s = "v1:";
+  for (size_t i = 0; i < dev.size(); i++) {
+    if (i) s += ",";
+    s += std::to_string(dev[i].first) + "." + std::to_string(dev[i].second);
+  }
+  return s;
+}
+
+bool decode(const std::string &s, std::map<long, int> *out) {
+  if (s.rfind("v1:", 0) != 0) return false;
+  std::string body = s.substr(3);
+  if (body == "-") return true;
+  std::stringstream ss(body);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto dot = item.find('.');
+    if (dot == std::string::npos) return false;
+    (*out)[atol(item.c_str())] = atoi(item.c_str() + dot + 1);
+  }
+  return true;
+}
+
+// ---- running schedules ----
+
+struct Outcome {
+  bool failed = false;
+  std::string message;
+  std::vector<std::pair<long, int>> deviations;
+  std::string trace;
+  long steps = 0;
+};
+
+long leak_count() {
+  return uk::slab_total_allocated() + uk::kmalloc_nr_allocated() +
+         static_cast<long>(uk::percpu_bytes_in_use());
+}
+
+Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
+                long max_steps, bool tracing) {
+  auto *e = new Engine;
+  e->chooser = ch;
+  e->max_steps = max_steps;
+  e->tracing = tracing;
+  g_engine = e;
+  ch->begin(index);
+  long warns = __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED);
+  long live = leak_count();
+  uk::sched_hook = hook_point;
+  uk::sched_block_hook = hook_block;
+  bool stuck = false;
+  try {
+    body();
+    if (!e->joined) join();
+  } catch (StuckSchedule &) {
+    stuck = true;
+  }
+  uk::sched_hook = nullptr;
+  uk::sched_block_hook = nullptr;
+  Outcome o;
+  if (__atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED) != warns)
+    e->fail("the kernel code WARNed");
+  if (!stuck && e->failures.empty() && leak_count() != live)
+    e->fail("leak: " + std::to_string(leak_count() - live) +
+            " slab objects or percpu bytes still allocated at the end");
+  o.failed = !e->failures.empty();
+  for (auto &f : e->failures) o.message += (o.message.empty() ? "" : "; ") + f;
+  o.deviations = e->deviations;
+  o.steps = e->step;
+  if (tracing) o.trace = format_trace(*e);
+  ch->end(e->step);
+  g_engine = nullptr;
+  if (stuck) {
+    // Parked threads keep CPUs and locks: give the CPUs back for the next
+    // schedule (only explorer tasks use them during an explore test).
+    for (auto &s : uk::cpu_state) {
+      s.word.store(0, std::memory_order_relaxed);
+      s.has_pending.store(false, std::memory_order_relaxed);
+    }
+  } else {
+    delete e;
+  }
+  return o;
+}
+
+Outcome replay(const std::function<void()> &body,
+               const std::vector<std::pair<long, int>> &dev, long max_steps,
+               bool tracing) {
+  std::map<long, int> m(dev.begin(), dev.end());
+  ReplayChooser rc(m);
+  return run_one(body, &rc, 0, max_steps, tracing);
+}
+
+// Drops deviations (preemptions, interrupt arrivals) one at a time while
+// the failure still reproduces.
+std::vector<std::pair<long, int>> shrink(
+    const std::function<void()> &body, std::vector<std::pair<long, int>> dev,
+    long max_steps) {
+  int budget = 400;
+  bool progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (size_t i = 0; i < dev.size() && budget > 0; i++) {
+      auto trial = dev;
+      trial.erase(trial.begin() + static_cast<long>(i));
+      budget--;
+      Outcome o = replay(body, trial, max_steps, false);
+      if (o.failed && o.deviations.size() < dev.size()) {
+        dev = o.deviations;
+        progress = true;
+        i--;  // same position again
+      }
+    }
+  }
+  return dev;
+}
+
+std::string flag_value(const char *name) {
+  // --explore_<name>=value on the command line, else UKERN_EXPLORE_<NAME>.
+  std::string flag = std::string("--explore_") + name + "=";
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  if (f) {
+    std::string all;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) all.append(buf, n);
+    fclose(f);
+    size_t p = 0;
+    while (p < all.size()) {
+      std::string arg = all.c_str() + p;
+      p += arg.size() + 1;
+      if (arg.rfind(flag, 0) == 0) return arg.substr(flag.size());
+    }
+  }
+  std::string env = std::string("UKERN_EXPLORE_") + name;
+  for (auto &c : env) c = static_cast<char>(toupper(c));
+  const char *v = getenv(env.c_str());
+  return v ? v : "";
+}
+
+}  // namespace
+
+Options options_from_env(Options o) {
+  std::string v;
+  if (!(v = flag_value("strategy")).empty()) {
+    if (v == "random") o.strategy = Strategy::kRandom;
+    if (v == "pct") o.strategy = Strategy::kPct;
+    if (v == "dfs") o.strategy = Strategy::kDfs;
+  }
+  if (!(v = flag_value("seed")).empty()) o.seed = strtoull(v.c_str(), nullptr, 0);
+  if (!(v = flag_value("schedules")).empty()) o.max_schedules = atol(v.c_str());
+  if (!(v = flag_value("seconds")).empty()) o.max_seconds = atof(v.c_str());
+  if (!(v = flag_value("depth")).empty()) o.pct_depth = atoi(v.c_str());
+  if (!(v = flag_value("bound")).empty()) o.preemption_bound = atoi(v.c_str());
+  if (!(v = flag_value("replay")).empty()) o.replay = v;
+  if (!(v = flag_value("trace")).empty()) o.trace = v != "0";
+  return o;
+}
+
+void spawn(std::function<void()> fn, int cpu) {
+  Engine *e = g_engine;
+  BUG_ON(!e || e->joined);
+  auto t = std::make_unique<Task>();
+  t->e = e;
+  t->id = static_cast<int>(e->tasks.size());
+  t->cpu = cpu >= 0 ? cpu : e->nr_normal % static_cast<int>(nr_cpu_ids);
+  t->fn = std::move(fn);
+  t->name = "T" + std::to_string(e->nr_normal++);
+  e->tasks.push_back(std::move(t));
+}
+
+static void add_irq(int cpu, std::function<void()> fn, bool soft) {
+  Engine *e = g_engine;
+  BUG_ON(!e || e->joined);
+  BUG_ON(cpu < 0 || cpu >= static_cast<int>(nr_cpu_ids));
+  auto t = std::make_unique<Task>();
+  t->e = e;
+  t->id = static_cast<int>(e->tasks.size());
+  t->cpu = cpu;
+  t->is_irq = true;
+  t->soft = soft;
+  t->fn = std::move(fn);
+  t->name = (soft ? "S" : "I") + std::to_string(e->nr_irq++);
+  e->tasks.push_back(std::move(t));
+}
+
+void irq(int cpu, std::function<void()> fn) { add_irq(cpu, std::move(fn), false); }
+void softirq(int cpu, std::function<void()> fn) { add_irq(cpu, std::move(fn), true); }
+
+void join() {
+  Engine *e = g_engine;
+  BUG_ON(!e || e->joined);
+  if (!e->run_tasks()) throw StuckSchedule{};
+}
+
+void check(bool ok, const char *what, const char *file, int line) {
+  if (ok) return;
+  Engine *e = g_engine;
+  std::string msg = std::string("check failed: ") + what + " (" +
+                    short_path(file) + ":" + std::to_string(line) + ")";
+  if (!e) {
+    ADD_FAILURE() << msg;
+    return;
+  }
+  std::lock_guard<std::mutex> g(e->mu);
+  e->fail(msg);
+}
+
+static long g_index;
+long schedule_index() { return g_index; }
+
+// Schedules are numbered the same on every host: explore runs always see
+// this many virtual CPUs.
+constexpr unsigned int kExploreCpus = 4;
+
+struct CpuCount {
+  unsigned int saved = nr_cpu_ids;
+  CpuCount() {
+    if (saved != kExploreCpus) uk::set_nr_cpu_ids(kExploreCpus);
+  }
+  ~CpuCount() {
+    if (saved != kExploreCpus) uk::set_nr_cpu_ids(saved);
+  }
+};
+
+Result run(const std::function<void()> &body, const Options &opts) {
+  CpuCount cpus;
+  Result r;
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+        .count();
+  };
+  if (!opts.replay.empty()) {
+    std::map<long, int> m;
+    if (!decode(opts.replay, &m)) {
+      r.failed = true;
+      r.message = "bad schedule string: " + opts.replay;
+      return r;
+    }
+    std::vector<std::pair<long, int>> dev(m.begin(), m.end());
+    g_index = 0;
+    Outcome o = replay(body, dev, opts.max_steps, true);
+    r.schedules = 1;
+    r.failed = o.failed;
+    r.found_at = o.failed ? 1 : 0;
+    r.message = o.message;
+    r.schedule = r.unshrunk = encode(o.deviations);
+    r.trace = o.trace;
+    r.seconds = elapsed();
+    return r;
+  }
+  std::unique_ptr<Chooser> ch;
+  switch (opts.strategy) {
+    case Strategy::kPct:
+      ch = std::make_unique<PctChooser>(opts.seed, opts.pct_depth);
+      break;
+    case Strategy::kDfs:
+      ch = std::make_unique<DfsChooser>(opts.preemption_bound);
+      break;
+    default:
+      ch = std::make_unique<RandomChooser>(opts.seed);
+      break;
+  }
+  Outcome fail;
+  for (long i = 0; i < opts.max_schedules; i++) {
+    if (i > 0 && (i & 15) == 0 && elapsed() > opts.max_seconds) break;
+    g_index = i;
+    Outcome o = run_one(body, ch.get(), i, opts.max_steps, false);
+    r.schedules++;
+    if (o.failed) {
+      fail = o;
+      r.failed = true;
+      r.found_at = i + 1;
+      break;
+    }
+    if (!ch->next()) {
+      r.exhausted = true;
+      break;
+    }
+  }
+  r.seconds = elapsed();
+  if (!r.failed) return r;
+  r.unshrunk = encode(fail.deviations);
+  auto dev = fail.deviations;
+  if (opts.shrink) dev = shrink(body, dev, opts.max_steps);
+  Outcome o = replay(body, dev, opts.max_steps, opts.trace);
+  if (o.failed) {
+    r.schedule = encode(o.deviations);
+    r.message = o.message;
+    r.trace = o.trace;
+  } else {
+    r.schedule = r.unshrunk;
+    r.message = fail.message;
+  }
+  return r;
+}
+
+Options test_defaults() {
+  Options o;
+  o.strategy = Strategy::kDfs;
+  o.preemption_bound = 2;
+  o.max_schedules = 10000;
+  o.max_seconds = 60;
+  return o;
+}
+
+void run_test(const char *name, const std::function<void()> &body,
+              Options base) {
+  Options o = options_from_env(base);
+  o.trace = true;
+  Result r = run(body, o);
+  if (!o.replay.empty()) {
+    printf("[explore] %s: replay %s: %s\n%s", name, o.replay.c_str(),
+           r.failed ? r.message.c_str() : "passes", r.trace.c_str());
+    EXPECT_FALSE(r.failed) << r.message;
+    return;
+  }
+  printf("[explore] %s: %ld schedules in %.2f s (%.0f schedules/s)%s\n", name,
+         r.schedules, r.seconds, r.schedules_per_second(),
+         r.exhausted ? ", bounded space exhausted" : "");
+  EXPECT_FALSE(r.failed) << name << ": " << r.message << "\n  found after "
+                         << r.found_at << " schedules; schedule " << r.schedule
+                         << " (unshrunk " << r.unshrunk << ")\n  replay: "
+                         << "--explore_replay=" << r.schedule << "\n"
+                         << r.trace;
+}
+
+}  // namespace explore
