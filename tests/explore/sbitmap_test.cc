@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Historical lib/sbitmap.c races, found by the explorer with nobody placing
+// the interleaving: each race has a "Found" test (the buggy code, from its
+// runtime switch, must fail within a stated number of schedules) and a
+// "Survives" test (today's code must pass the explore budget).
+#include <gtest/gtest.h>
+
+#include <uk/linux/preempt.h>
+#include <uk/linux/sbitmap.h>
+#include <uk/linux/sched.h>
+#include <uk/linux/wait.h>
+
+#include "explore.h"
+#include "testmain.h"
+
+namespace {
+
+// sbitmap_init_node() seeds the allocation hints at random: a schedule
+// must start from the same state every time it runs, so they start at 0.
+void ZeroHints(struct sbitmap *sb) {
+  unsigned int cpu;
+  for_each_possible_cpu(cpu) *per_cpu_ptr(sb->alloc_hint, cpu) = 0;
+}
+
+// Prints the line tools/ukern explore --historical counts.
+void ReportFound(const char *name, const explore::Result &r, long budget) {
+  printf("[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
+         "(%.0f schedules/s)\n",
+         name, r.failed ? "found" : "NOT found", r.found_at ? r.found_at : r.schedules,
+         budget, r.seconds, r.schedules_per_second());
+  if (r.failed)
+    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
+           r.schedule.c_str(), r.trace.c_str());
+}
+
+// The buggy side's search; the environment (tools/ukern explore
+// --strategy, --schedules) overrides it.
+explore::Options FindOptions(long budget,
+                             explore::Strategy st = explore::Strategy::kRandom) {
+  explore::Options o;
+  o.strategy = st;
+  o.preemption_bound = 2;
+  o.max_schedules = budget;
+  o.max_seconds = 120;
+  o = explore::options_from_env(o);
+  o.trace = true;
+  return o;
+}
+
+// ---- v6.1: wait_cnt lost wake-up under a nested completion ----
+//
+// Linux 6.1's __sbq_wake_up() took a queue's wait_cnt to 0, woke a batch,
+// then reset the count. A completion interrupt nested between the wake-up
+// and the reset found the count at 0, skipped the queue and dropped its
+// wake-up (fixed in 6.2 by the completion_cnt/wakeup_cnt scheme, Jan Kara's
+// "sbitmap: Avoid lockups when waker gets preempted"). Set-up: both tags of a
+// depth-2 queue in flight; two tasks on CPU 1 wait for a tag on ws[0] as
+// blk-mq's tag allocation does, then complete their request (free the tag);
+// on CPU 0 a task completes one request with preemption off, and an
+// interrupt completes the other. The check: every task ends (none sleeps
+// forever).
+
+struct SbqScene {
+  struct sbitmap_queue sbq;
+  int tag[2];
+};
+SbqScene sbq_scene;
+
+void WaitForTag(SbqScene *s) {
+  struct sbq_wait_state *ws = &s->sbq.ws[0];
+  DEFINE_SBQ_WAIT(wait);
+  int tag;
+  for (;;) {
+    tag = __sbitmap_queue_get(&s->sbq);
+    if (tag >= 0) break;
+    sbitmap_prepare_to_wait(&s->sbq, ws, &wait, TASK_UNINTERRUPTIBLE);
+    tag = __sbitmap_queue_get(&s->sbq);
+    if (tag >= 0) {
+      sbitmap_finish_wait(&s->sbq, ws, &wait);
+      break;
+    }
+    schedule();
+    sbitmap_finish_wait(&s->sbq, ws, &wait);
+  }
+  // The request completes at once (a fast device): the tag goes back, and
+  // with it the wake-up of a waiter whose wake-up this one took.
+  sbitmap_queue_clear(&s->sbq, tag, 1);
+}
+
+void NestedCompletion(enum sbq_wake_scheme scheme) {
+  SbqScene *s = &sbq_scene;
+  EXPLORE_CHECK(sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
+  sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
+  ZeroHints(&s->sbq.sb);
+  s->tag[0] = __sbitmap_queue_get(&s->sbq);
+  s->tag[1] = __sbitmap_queue_get(&s->sbq);
+  EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
+  explore::spawn([s] { WaitForTag(s); }, 1);
+  explore::spawn([s] { WaitForTag(s); }, 1);
+  explore::spawn([s] {
+    preempt_disable();  // a completion owns its CPU; interrupts stay on
+    sbitmap_queue_clear(&s->sbq, s->tag[0], 0);
+    preempt_enable();
+  }, 0);
+  explore::irq(0, [s] { sbitmap_queue_clear(&s->sbq, s->tag[1], 0); });
+  explore::join();
+  sbitmap_queue_free(&s->sbq);
+}
+
+TEST(Historical, SbitmapV61WakeCntFound) {
+  const long budget = 20000;
+  // A uniform random walk lets the interrupt in almost at once; PCT keeps
+  // it back until a change point, so it lands inside the completion.
+  explore::Result r = explore::run([] { NestedCompletion(SBQ_WAKE_V61); },
+                                   FindOptions(budget, explore::Strategy::kPct));
+  ReportFound("Historical.SbitmapV61WakeCntFound", r, budget);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
+      << r.message;
+}
+
+EXPLORE_TEST(Historical, SbitmapV61WakeCntSurvives) {
+  NestedCompletion(SBQ_WAKE_CURRENT);
+}
+
+// ---- contract: today's wake-ups with more waiters and completions ----
+//
+// Depth 4, all four tags in flight; three tasks on CPUs 1 and 2 wait for a
+// tag on ws[0] and complete at once; on CPU 0 a task completes two requests
+// (preemption off) and an interrupt a third; an interrupt on CPU 3 completes
+// the fourth. Every task must end.
+
+void ManyWaiters() {
+  SbqScene *s = &sbq_scene;
+  static int tags[4];
+  EXPLORE_CHECK(sbitmap_queue_init_node(&s->sbq, 4, -1, false, GFP_KERNEL, -1) == 0);
+  ZeroHints(&s->sbq.sb);
+  for (int &t : tags) t = __sbitmap_queue_get(&s->sbq);
+  for (int cpu : {1, 1, 2}) explore::spawn([s] { WaitForTag(s); }, cpu);
+  explore::spawn([s] {
+    for (int i = 0; i < 2; i++) {
+      preempt_disable();
+      sbitmap_queue_clear(&s->sbq, tags[i], 0);
+      preempt_enable();
+    }
+  }, 0);
+  explore::irq(0, [s] { sbitmap_queue_clear(&s->sbq, tags[2], 0); });
+  explore::irq(3, [s] { sbitmap_queue_clear(&s->sbq, tags[3], 3); });
+  explore::join();
+  sbitmap_queue_free(&s->sbq);
+}
+
+EXPLORE_TEST(SbitmapContract, WakeUpsWithManyWaitersAndCompletions) {
+  ManyWaiters();
+}
+
+// ---- v5.11..v6.10: ->cleared seen empty while its bits are in flight ----
+//
+// sbitmap_deferred_clear() took ->cleared with xchg() and only then cleared
+// those bits in ->word, without a lock; a second allocator that looked in
+// between found ->cleared empty and ->word full, and failed although bits
+// were free (fixed in 6.11 by swap_lock around both). Set-up: a full
+// 64-bit word with two bits freed (deferred); two tasks allocate one each.
+
+struct SbScene {
+  struct sbitmap sb;
+  int got[2];
+};
+SbScene sb_scene;
+
+void TwoAllocators(bool v610) {
+  SbScene *s = &sb_scene;
+  EXPLORE_CHECK(sbitmap_init_node(&s->sb, 64, 6, GFP_KERNEL, -1, false, true) == 0);
+  ZeroHints(&s->sb);
+  for (int i = 0; i < 64; i++) sbitmap_get(&s->sb);
+  sbitmap_put(&s->sb, 10);
+  sbitmap_put(&s->sb, 11);
+  sbitmap_deferred_clear_v610 = v610;
+  for (int i = 0; i < 2; i++)
+    explore::spawn([s, i] { s->got[i] = sbitmap_get(&s->sb); }, i);
+  explore::join();
+  sbitmap_deferred_clear_v610 = false;
+  EXPLORE_CHECK(s->got[0] >= 0 && s->got[1] >= 0);
+  sbitmap_free(&s->sb);
+}
+
+TEST(Historical, SbitmapV610DeferredClearFound) {
+  const long budget = 20000;
+  explore::Result r =
+      explore::run([] { TwoAllocators(true); }, FindOptions(budget));
+  sbitmap_deferred_clear_v610 = false;
+  ReportFound("Historical.SbitmapV610DeferredClearFound", r, budget);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("got"), std::string::npos) << r.message;
+}
+
+EXPLORE_TEST(Historical, SbitmapV610DeferredClearSurvives) {
+  TwoAllocators(false);
+}
+
+}  // namespace
