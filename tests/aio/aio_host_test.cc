@@ -438,15 +438,23 @@ TEST_F(HostTest, DestroyWaitsForInFlight)
 		ASSERT_TRUE(WaitFor([] { return uk::aio::host_inflight() == kWrites; }));
 
 		std::atomic<struct task_struct *> task{ nullptr };
-		std::atomic<bool> destroyed{ false };
+		std::atomic<bool> destroyed{ false }, seen{ false };
 		aio_context_t ctx = ctx_;
 		std::thread t([&] {
 			task = current;
 			EXPECT_EQ(ukern_io_destroy(ctx), 0);
 			destroyed = true;
+			/*
+			 * The test is done with our task before it reads the
+			 * pipe; that ordering runs through the host kernel,
+			 * which ThreadSanitizer does not see: make it seen.
+			 */
+			while (!seen.load(std::memory_order_acquire))
+				std::this_thread::yield();
 		});
 		ctx_ = 0;
 		ASSERT_TRUE(WaitTaskBlocked(task));
+		seen.store(true, std::memory_order_release);
 		EXPECT_FALSE(destroyed.load());
 		EXPECT_EQ(Packet(p[0]), "fill");
 		for (int i = 0; i < kWrites; i++)
