@@ -391,6 +391,25 @@ TEST(Explorer, FindsWarn) {
   EXPECT_NE(r.message.find("WARN"), std::string::npos) << r.message;
 }
 
+TEST(Explorer, FindsNondeterministicSetUp) {
+  // The second schedule registers one task fewer than the first: the bounded
+  // search's replayed prefix names a task that is not there.
+  Options o = With(Strategy::kDfs, 100);
+  o.shrink = false;
+  Result r = explore::run(
+      [] {
+        static int x;
+        int n = explore::schedule_index() == 0 ? 2 : 1;
+        for (int i = 0; i < n; i++)
+          explore::spawn([] { WRITE_ONCE(x, READ_ONCE(x) + 1); }, i);
+        explore::join();
+      },
+      o);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("nondeterministic"), std::string::npos)
+      << r.message;
+}
+
 // ---- EXPLORE_TEST itself ----
 
 EXPLORE_TEST(ExploreTest, SpinlockedCounterSurvives) { Increments(true); }

@@ -111,9 +111,9 @@ TEST(Historical, SbitmapV61WakeCntFound) {
   const long budget = 20000;
   // A uniform random walk lets the interrupt in almost at once; PCT keeps
   // it back until a change point, so it lands inside the completion.
-  explore::Result r = explore::run([] { NestedCompletion(SBQ_WAKE_V61); },
-                                   FindOptions(budget, explore::Strategy::kPct));
-  ReportFound("Historical.SbitmapV61WakeCntFound", r, budget);
+  explore::Options o = FindOptions(budget, explore::Strategy::kPct);
+  explore::Result r = explore::run([] { NestedCompletion(SBQ_WAKE_V61); }, o);
+  ReportFound("Historical.SbitmapV61WakeCntFound", r, o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
       << r.message;
@@ -186,10 +186,10 @@ void TwoAllocators(bool v610) {
 
 TEST(Historical, SbitmapV610DeferredClearFound) {
   const long budget = 20000;
-  explore::Result r =
-      explore::run([] { TwoAllocators(true); }, FindOptions(budget));
+  explore::Options o = FindOptions(budget);
+  explore::Result r = explore::run([] { TwoAllocators(true); }, o);
   sbitmap_deferred_clear_v610 = false;
-  ReportFound("Historical.SbitmapV610DeferredClearFound", r, budget);
+  ReportFound("Historical.SbitmapV610DeferredClearFound", r, o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("got"), std::string::npos) << r.message;
 }

@@ -45,6 +45,9 @@ struct Chooser {
   virtual void end(long steps) { (void)steps; }
   // Prepares the next schedule; false when the space is exhausted.
   virtual bool next() { return true; }
+  // Step at which the schedule left the replayed prefix (the set-up or the
+  // code is not deterministic), or -1.
+  long diverged = -1;
 };
 
 uint64_t mix(uint64_t x) {  // splitmix64
@@ -131,7 +134,9 @@ struct DfsChooser : Chooser {
     size_t s = static_cast<size_t>(step);
     if (s < prefix_.size()) {
       int c = prefix_[s];
-      return std::find(en.begin(), en.end(), c) != en.end() ? c : def;
+      if (std::find(en.begin(), en.end(), c) != en.end()) return c;
+      if (diverged < 0) diverged = step;
+      return def;
     }
     int before = 0;
     if (!stack_.empty()) {
@@ -622,6 +627,7 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   e->tracing = tracing;
   g_engine = e;
   ch->begin(index);
+  ch->diverged = -1;
   long warns = __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED);
   long live = leak_count();
   uk::sched_hook = hook_point;
@@ -641,6 +647,10 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   if (!stuck && e->failures.empty() && leak_count() != live)
     e->fail("leak: " + std::to_string(leak_count() - live) +
             " slab objects or percpu bytes still allocated at the end");
+  if (ch->diverged >= 0)
+    e->fail("nondeterministic: the replayed prefix diverged at step " +
+            std::to_string(ch->diverged) +
+            " (set-up or code depends on more than the schedule)");
   o.failed = !e->failures.empty();
   for (auto &f : e->failures) o.message += (o.message.empty() ? "" : "; ") + f;
   o.deviations = e->deviations;
