@@ -33,13 +33,28 @@ void __tsan_write_range(void *addr, unsigned long size);
 }
 #endif
 
-/* kasan_check_read()/kasan_check_write(): an ASan report on a poisoned byte. */
+/*
+ * kasan_check_read()/kasan_check_write(): an ASan report on a poisoned byte.
+ * A user pointer may name memory that ASan does not shadow (its own shadow
+ * and the gap around it, where a program's made-up context id can land):
+ * __asan_region_is_poisoned() calls every such byte bad, but no object of
+ * the program lives there, so the check leaves those ranges out.
+ */
 #ifdef UK_ASAN
+static inline bool uk_kasan_shadowed(uintptr_t a, size_t n)
+{
+	size_t scale, offset;
+
+	__asan_get_shadow_mapping(&scale, &offset);
+	/* [offset, end of the high shadow]: ASan's shadow and shadow gap */
+	return a + n <= offset || a > (0x00007fffffffffffUL >> scale) + offset;
+}
+
 #define uk_kasan_check(v, size, is_write)                                                      \
 	do {                                                                                   \
 		size_t __kc_size = (size);                                                     \
 		void *__kc_bad;                                                                \
-		if (__kc_size &&                                                               \
+		if (__kc_size && uk_kasan_shadowed((uintptr_t)(v), __kc_size) &&               \
 		    (__kc_bad = __asan_region_is_poisoned((void *)(uintptr_t)(v), __kc_size))) \
 			__asan_report_error(                                                   \
 				__builtin_return_address(0), __builtin_frame_address(0),       \
