@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// drivers/block/null_blk's two parsers: the module parameter string
+// ("modprobe null_blk ARGS", kernel/params.c's parse_args()) and the
+// configfs attribute writes of a device (nullb_attr_store()), including
+// power=1, which validates the configuration and adds the device.
+//
+// Input: a flags byte; the parameter string up to a NUL; then records of
+// [attribute choice][value up to a NUL]. Flags bit 0: module_init() with
+// the parameters (when nr_devices <= 2). Checks: every call returns success
+// or one of its documented errors, an attribute store returns the length
+// written, a show fits its page and writes only the length it returns, and after the device is dropped and the
+// parameters restored nothing is left behind.
+#include <errno.h>
+
+#include <string>
+#include <vector>
+
+#include <uk/devices/null_blk.h>
+#include <uk/linux/err.h>
+#include <uk/linux/workqueue.h>
+
+#include "../../blk/blk-mq.h"
+#include "fuzz_common.h"
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+const std::vector<std::string> &AttrNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    std::string page(kPage, '\0');
+    ssize_t n = nullb_group_features_show(page.data());
+    if (n <= 0) uk::fuzz::Finding("nullb_group_features_show() gave %zd", n);
+    std::string s(page.c_str());
+    size_t start = 0;
+    while (start < s.size()) {
+      size_t end = s.find_first_of(",\n", start);
+      if (end == std::string::npos) end = s.size();
+      if (end > start) v.push_back(s.substr(start, end - start));
+      start = end + 1;
+    }
+    for (const char *g :
+         {"timeout_inject/", "requeue_inject/", "init_hctx_fault_inject/"})
+      for (const char *k :
+           {"times", "space", "probability", "interval", "verbose", "bad"})
+        v.push_back(std::string(g) + k);
+    v.push_back("power");
+    v.push_back("badblocks");
+    v.push_back("no_such_attribute");
+    return v;
+  }();
+  return names;
+}
+
+bool IsOneOf(long r, std::initializer_list<long> errs) {
+  for (long e : errs)
+    if (r == e) return true;
+  return false;
+}
+
+void Settle() {
+  if (kblockd_workqueue) flush_workqueue(kblockd_workqueue);
+  uk::fuzz::Settle(true);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static bool once = [] {
+    null_blk_reset_module_params();
+    (void)AttrNames();
+    Settle();
+    return true;
+  }();
+  (void)once;
+  uk::fuzz::Input in(data, size);
+  uint8_t flags = in.u8();
+  std::string args = in.str();
+  bool powered = false;
+
+  (void)uk::fuzz::CacheDiff();
+  uk::fuzz::Counts before = uk::fuzz::Count();
+
+  int r = null_blk_module_params(args.c_str());
+  if (!IsOneOf(r, {0, -ENOENT, -EINVAL, -ERANGE, -ENOSPC, -ENOMEM}))
+    uk::fuzz::Finding("null_blk_module_params(\"%s\") gave %d", args.c_str(),
+                      r);
+  char page[kPage + 1];
+  if (flags & 1) {
+    ssize_t n = null_blk_param_show("nr_devices", page);
+    if (n > 0 && strtoul(page, nullptr, 10) <= 2) {
+      int e = null_init();
+      if (!IsOneOf(e, {0, -EINVAL, -ENOMEM, -ENODEV, -ERANGE}))
+        uk::fuzz::Finding("null_init() after \"%s\" gave %d", args.c_str(), e);
+      if (e == 0) {
+        powered = true;
+        null_exit();
+      }
+    }
+  }
+
+  struct nullb_device *dev = nullb_group_make("fz");
+  if (IS_ERR_OR_NULL(dev))
+    uk::fuzz::Finding("nullb_group_make() gave %ld", PTR_ERR(dev));
+  const auto &names = AttrNames();
+  while (!in.empty()) {
+    const std::string &attr = names[in.u8() % names.size()];
+    std::string val = in.str();
+    ssize_t w = nullb_attr_store(dev, attr.c_str(), val.c_str());
+    if (w >= 0 && static_cast<size_t>(w) != val.size())
+      uk::fuzz::Finding("store %s=\"%s\" gave %zd, not its length",
+                        attr.c_str(), val.c_str(), w);
+    if (w < 0 && !IsOneOf(w, {-EINVAL, -EBUSY, -ENOENT, -EPERM, -ERANGE,
+                              -ENOMEM, -ENOSPC, -EEXIST, -ENODEV}))
+      uk::fuzz::Finding("store %s=\"%s\" gave %zd", attr.c_str(), val.c_str(),
+                        w);
+    if (attr == "power" && w > 0) powered = true;
+    // sysfs hands a zeroed page to ->show(): nothing may follow its length.
+    memset(page, 0, sizeof(page));
+    ssize_t s = nullb_attr_show(dev, attr.c_str(), page);
+    if (s >= 0 && (static_cast<size_t>(s) >= kPage ||
+                   strnlen(page + s, kPage + 1 - s) != 0))
+      uk::fuzz::Finding("show %s gave %zd bytes and wrote past them",
+                        attr.c_str(), s);
+    if (s < 0 && !IsOneOf(s, {-ENOENT, -EPERM, -EINVAL}))
+      uk::fuzz::Finding("show %s gave %zd", attr.c_str(), s);
+  }
+  nullb_group_drop(dev);
+  null_blk_reset_module_params();
+  if (null_nr_devices() != 0)
+    uk::fuzz::Finding("%u devices stay after the drop", null_nr_devices());
+  // Without a device added, nothing is deferred: the counts hold at once.
+  if (powered || uk::fuzz::LeakCheckDue()) Settle();
+  uk::fuzz::CheckNoLeak("a null_blk configuration", before, uk::fuzz::Count());
+  return 0;
+}
