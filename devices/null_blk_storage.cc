@@ -9,6 +9,7 @@
 #include <uk/linux/bitops.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/find.h>
+#include <uk/linux/gfp.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 
@@ -27,8 +28,7 @@ static struct nullb_page *null_alloc_page(void)
 	t_page = (struct nullb_page *)kmalloc(sizeof(*t_page), GFP_NOIO);
 	if (!t_page)
 		return NULL;
-	/* alloc_pages(GFP_NOIO, 0): one page of memory. */
-	t_page->page = (struct page *)kmalloc(PAGE_SIZE, GFP_NOIO);
+	t_page->page = alloc_pages(GFP_NOIO, 0);
 	if (!t_page->page) {
 		kfree(t_page);
 		return NULL;
@@ -44,7 +44,7 @@ static void null_free_page(struct nullb_page *t_page)
 	/* A cache page being flushed is freed by the flusher. */
 	if (test_bit(NULLB_PAGE_LOCK, t_page->bitmap))
 		return;
-	kfree(t_page->page);
+	__free_page(t_page->page);
 	kfree(t_page);
 }
 

@@ -51,4 +51,38 @@ static inline bool gfpflags_allow_blocking(const gfp_t gfp_flags)
 
 #define NUMA_NO_NODE (-1)
 
+/*
+ * The page allocator (kernel_shim/page_alloc.cc). Memory is identity mapped:
+ * a struct page * is the address of its first byte (page_address(page) ==
+ * page), and a block of order n is PAGE_SIZE << n contiguous bytes aligned
+ * to PAGE_SIZE. Pages come from a pool of memory that is already backed.
+ */
+struct page;
+
+/* The largest order the allocator hands out (include/linux/mmzone.h). */
+#define MAX_PAGE_ORDER 10
+
+struct page *alloc_pages(gfp_t gfp, unsigned int order);
+unsigned long __get_free_pages(gfp_t gfp_mask, unsigned int order);
+unsigned long get_zeroed_page(gfp_t gfp_mask);
+void __free_pages(struct page *page, unsigned int order);
+void free_pages(unsigned long addr, unsigned int order);
+
+#define alloc_page(gfp_mask) alloc_pages(gfp_mask, 0)
+#define __get_free_page(gfp_mask) __get_free_pages((gfp_mask), 0)
+#define __free_page(page) __free_pages((page), 0)
+#define free_page(addr) free_pages((addr), 0)
+
+namespace uk
+{
+/* Pages handed out and not freed (order n counts 1 << n). */
+long page_alloc_nr_allocated();
+/* Free pages the pool holds backed, ready to hand out. */
+long page_alloc_nr_pooled();
+/* Bytes mapped from the host for pages (chunks and large blocks). */
+long page_alloc_mapped_bytes();
+/* Maps and backs @mb MiB more for the pool (page_alloc.reserve_mb). 0 or -ENOMEM. */
+int page_alloc_reserve(unsigned int mb);
+} // namespace uk
+
 #endif /* UK_LINUX_GFP_H */
