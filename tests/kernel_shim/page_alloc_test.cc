@@ -10,6 +10,7 @@
 #include <uk/linux/fault-inject.h>
 #include <uk/linux/gfp.h>
 #include <uk/linux/kernel.h>
+#include <uk/shim/cmdline.h>
 
 #include "testmain.h"
 
@@ -115,6 +116,41 @@ TEST_F(PageAllocTest, PoolKeepsAndReserveBacks) {
   for (int i = 0; i < 256; i++) v.push_back(__get_free_page(GFP_KERNEL));
   EXPECT_EQ(uk::page_alloc_mapped_bytes(), mapped);
   for (unsigned long a : v) free_page(a);
+#endif
+}
+
+TEST_F(PageAllocTest, PastPoolLimitGoesBackAndReturns) {
+#ifdef UKERN_SANITIZER
+  GTEST_SKIP() << "sanitizer builds have no pool";
+#else
+  // With no pool, freed pages go back to the host; handed out again, they
+  // are backed and zeroed by the host, and __GFP_ZERO still holds.
+  ASSERT_EQ(uk::parse_cmdline("test", "page_alloc.pool_mb=0"), 0);
+  std::vector<unsigned long> v;
+  for (int i = 0; i < 256; i++) {
+    unsigned long a = __get_free_page(GFP_KERNEL);
+    ASSERT_NE(a, 0u);
+    memset(reinterpret_cast<void *>(a), 0x33, PAGE_SIZE);
+    v.push_back(a);
+  }
+  for (unsigned long a : v) free_page(a);
+  struct page *big = alloc_pages(GFP_KERNEL, 3);
+  ASSERT_NE(big, nullptr);
+  memset(big, 0x44, PAGE_SIZE << 3);
+  __free_pages(big, 3);
+  v.clear();
+  for (int i = 0; i < 256; i++) {
+    unsigned long a = get_zeroed_page(GFP_KERNEL);
+    ASSERT_NE(a, 0u);
+    EXPECT_TRUE(AllZero(reinterpret_cast<void *>(a), PAGE_SIZE));
+    v.push_back(a);
+  }
+  big = alloc_pages(GFP_KERNEL, 3);
+  ASSERT_NE(big, nullptr);
+  memset(big, 0x55, PAGE_SIZE << 3);
+  __free_pages(big, 3);
+  for (unsigned long a : v) free_page(a);
+  EXPECT_EQ(uk::parse_cmdline("test", "page_alloc.pool_mb=64"), 0);
 #endif
 }
 
