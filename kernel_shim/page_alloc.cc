@@ -4,8 +4,9 @@
 // Kernel memory is never faulted in on first use: the pages the buddy
 // allocator hands out are RAM. A page that the host maps on its first store
 // costs a host page fault per 4 KiB instead, so the pages here come from
-// chunks of 2 MiB (one transparent huge page, advised with MADV_HUGEPAGE)
-// that are backed in one call (MADV_POPULATE_WRITE) when they are mapped.
+// chunks of 2 MiB (one transparent huge page; advised with MADV_HUGEPAGE
+// when page_alloc.thp is set) that are backed in one call
+// (MADV_POPULATE_WRITE) when they are mapped.
 // Freed pages go back to a pool and stay backed, up to a limit
 // (page_alloc.pool_mb); past it they are returned to the host with
 // MADV_DONTNEED and backed again in bulk when they are handed out next.
@@ -55,6 +56,10 @@ MODULE_PARM_DESC(reserve_mb, "MiB of pages mapped and backed when the command li
 static unsigned int pool_mb = 64;
 module_param(pool_mb, uint, 0644);
 MODULE_PARM_DESC(pool_mb, "MiB of free pages kept backed in the pool; more go back to the host");
+
+static bool thp;
+module_param(thp, bool, 0644);
+MODULE_PARM_DESC(thp, "Advise chunks for transparent huge pages (MADV_HUGEPAGE)");
 
 namespace uk
 {
@@ -180,7 +185,8 @@ char *map_chunks(size_t len)
 		munmap(raw, start - reinterpret_cast<uintptr_t>(raw));
 	if (reinterpret_cast<uintptr_t>(raw) + raw_len != end)
 		munmap(reinterpret_cast<void *>(end), reinterpret_cast<uintptr_t>(raw) + raw_len - end);
-	madvise(reinterpret_cast<void *>(start), len, MADV_HUGEPAGE); // hosts without THP refuse
+	if (READ_ONCE(thp))
+		madvise(reinterpret_cast<void *>(start), len, MADV_HUGEPAGE); // hosts without THP refuse
 	populate(reinterpret_cast<void *>(start), len);
 	mapped_bytes.fetch_add(static_cast<long>(len), std::memory_order_relaxed);
 	return reinterpret_cast<char *>(start);
