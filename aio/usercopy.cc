@@ -210,16 +210,3 @@ __attribute__((constructor)) static void usercopy_install_at_load(void)
 {
 	uk::aio::usercopy_init();
 }
-
-/*
- * The kernel's exception table holds from boot on: a user access faults
- * safely even in a program's first system call. The handler goes in before
- * main() for the same reason; installed at the first io_setup() only,
- * io_getevents() or io_submit() on a made-up context id (which read the
- * ring header at that address) crashed the program instead of returning
- * -EINVAL.
- */
-__attribute__((constructor)) static void usercopy_install_at_load(void)
-{
-	uk::aio::usercopy_init();
-}
