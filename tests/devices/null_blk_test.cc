@@ -14,6 +14,7 @@
 #include <uk/linux/cpumask.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/gfp.h>
 #include <uk/linux/slab.h>
 #include <uk/shim/clock.h>
 #include <uk/shim/printk.h>
@@ -32,6 +33,7 @@ class NullBlkTest : public ::testing::Test {
     g_log = &log_;
     uk::printk_hook = CaptureHook;
     kmalloc_before_ = uk::kmalloc_nr_allocated();
+    pages_before_ = uk::page_alloc_nr_allocated();
   }
   void TearDown() override {
     null_exit();
@@ -39,6 +41,7 @@ class NullBlkTest : public ::testing::Test {
     g_log = nullptr;
     null_blk_reset_module_params();
     EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_before_) << "leak";
+    EXPECT_EQ(uk::page_alloc_nr_allocated(), pages_before_) << "page leak";
   }
   bool Logged(const std::string &needle) {
     for (auto &l : log_)
@@ -60,6 +63,7 @@ class NullBlkTest : public ::testing::Test {
   }
   std::vector<std::string> log_;
   long kmalloc_before_ = 0;
+  long pages_before_ = 0;
 };
 
 TEST_F(NullBlkTest, ModuleParamDefaults) {
