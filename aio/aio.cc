@@ -118,10 +118,8 @@
 #define RWF_APPEND 0x00000010
 #define RWF_NOAPPEND 0x00000020
 #define RWF_ATOMIC 0x00000040
-#define RWF_DONTCACHE 0x00000080
-#define RWF_SUPPORTED                                                                             \
-	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC | \
-	 RWF_DONTCACHE)
+#define RWF_SUPPORTED \
+	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC)
 
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & 0x7)
@@ -1559,8 +1557,12 @@ static int kiocb_set_rw_flags(struct kiocb *ki, int flags, int rw_type)
 			return -EOPNOTSUPP;
 		ki->ki_flags |= IOCB_NOIO;
 	}
-	if ((flags & RWF_ATOMIC) && rw_type != WRITE)
-		return -EOPNOTSUPP;
+	if (flags & RWF_ATOMIC) {
+		if (rw_type != WRITE)
+			return -EOPNOTSUPP;
+		if (!(ki->ki_filp->f_mode & FMODE_CAN_ATOMIC_WRITE))
+			return -EOPNOTSUPP;
+	}
 	if (flags & RWF_HIPRI)
 		ki->ki_flags |= IOCB_HIPRI;
 	if (flags & RWF_DSYNC)
@@ -1640,11 +1642,12 @@ static int import_ubuf(int rw, void __user *buf, size_t len, struct iov_iter *i)
  * *iovp when it has room for fast_segs, else into a kmalloc'ed array left
  * in *iovp for the caller to kfree() (*iovp is NULL when nothing was
  * allocated). A negative length is -EINVAL; the total is capped at
- * MAX_RW_COUNT, and a segment whose buffer is not accessible ends the
- * vector (-EFAULT if it is the first). No compat iovecs exist here.
+ * MAX_RW_COUNT, and a segment whose buffer is not accessible, wherever it
+ * is in the vector, is -EFAULT. The count is an unsigned int, as the
+ * kernel's: aio_nbytes is truncated to it. No compat iovecs exist here.
  */
-static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigned long nr_segs,
-			      unsigned long fast_segs, struct iovec **iovp, struct iov_iter *i,
+static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigned nr_segs,
+			      unsigned fast_segs, struct iovec **iovp, struct iov_iter *i,
 			      bool compat)
 {
 	struct iovec *iov = *iovp;
@@ -1672,13 +1675,9 @@ static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigne
 			return -EINVAL;
 		}
 		if (!access_ok(iov[seg].iov_base, len)) {
-			if (seg == 0) {
-				if (iov != *iovp)
-					kfree(iov);
-				return -EFAULT;
-			}
-			nr_segs = seg;
-			break;
+			if (iov != *iovp)
+				kfree(iov);
+			return -EFAULT;
 		}
 		if ((size_t)len > MAX_RW_COUNT - total) {
 			len = MAX_RW_COUNT - total;

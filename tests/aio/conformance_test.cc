@@ -368,6 +368,63 @@ TEST(AioConformanceTest, SubmitErrors)
 	unlink(path.c_str());
 }
 
+/*
+ * Vectors and RWF flags as 6.12 checks them: an inaccessible segment
+ * anywhere in the vector is -EFAULT, the segment count is an unsigned int
+ * (aio_nbytes truncated), RWF_ATOMIC needs FMODE_CAN_ATOMIC_WRITE.
+ */
+TEST(AioConformanceTest, IovecAndRwFlags)
+{
+	std::string path = TmpFile("iovec", 8192);
+
+	RunBoth([&](Backend &b, Transcript &t) {
+		aio_context_t ctx = 0;
+		int fd = open(path.c_str(), O_RDWR);
+		char buf[64];
+		struct iocb cb, *cbs[1] = { &cb };
+		struct iovec iov[3] = { { buf, 8 }, { buf + 8, 8 }, { (void *)kKernelAddr, 8 } };
+
+		Log(t, "setup", b.setup(8, &ctx));
+		PrepRw(&cb, IOCB_CMD_PREADV, fd, iov, 3, 0);
+		Log(t, "bad third segment", b.submit(ctx, 1, cbs));
+		iov[2].iov_base = buf + 16;
+		iov[1].iov_base = (void *)kKernelAddr;
+		PrepRw(&cb, IOCB_CMD_PWRITEV, fd, iov, 3, 0);
+		Log(t, "bad second segment", b.submit(ctx, 1, cbs));
+		PrepRw(&cb, IOCB_CMD_PREADV, fd, iov, 0, 0);
+		cb.aio_nbytes = 1ULL << 40; /* nr_segs 0 once truncated */
+		Log(t, "nr_segs 1<<40", b.submit(ctx, 1, cbs));
+		ReapLog(b, t, ctx, 1, cbs);
+		PrepRw(&cb, IOCB_CMD_PWRITE, fd, buf, 8, 0);
+		cb.aio_rw_flags = 0x40; /* RWF_ATOMIC */
+		Log(t, "atomic buffered write", b.submit(ctx, 1, cbs));
+		PrepRw(&cb, IOCB_CMD_PREAD, fd, buf, 8, 0);
+		cb.aio_rw_flags = 0x40;
+		Log(t, "atomic read", b.submit(ctx, 1, cbs));
+		Log(t, "destroy", b.destroy(ctx));
+		close(fd);
+	});
+	unlink(path.c_str());
+}
+
+/* RWF_DONTCACHE (0x80) is not a 6.12 flag: -EOPNOTSUPP. */
+TEST(AioConformanceTest, RwfDontcacheIsUnknown)
+{
+	std::string path = TmpFile("dontcache", 4096);
+	aio_context_t ctx = 0;
+	int fd = open(path.c_str(), O_RDWR);
+	char buf[8];
+	struct iocb cb, *cbs[1] = { &cb };
+
+	ASSERT_EQ(ukern_io_setup(1, &ctx), 0);
+	PrepRw(&cb, IOCB_CMD_PREAD, fd, buf, 8, 0);
+	cb.aio_rw_flags = 0x80;
+	EXPECT_EQ(ukern_io_submit(ctx, 1, cbs), -EOPNOTSUPP);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	close(fd);
+	unlink(path.c_str());
+}
+
 TEST(AioConformanceTest, ReadWriteEvents)
 {
 	std::string path = TmpFile("rw", 8192);

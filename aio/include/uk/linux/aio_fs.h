@@ -23,6 +23,7 @@ typedef unsigned int fmode_t;
 
 #define FMODE_READ 0x1u
 #define FMODE_WRITE 0x2u
+#define FMODE_CAN_ATOMIC_WRITE 0x80u /* no file here has it */
 #define FMODE_NOWAIT 0x8000000u
 
 /* ki_flags (include/linux/fs.h) */
