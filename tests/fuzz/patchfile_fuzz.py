@@ -9,8 +9,9 @@ and whose headers read back. Stdlib only.
                     [--artifacts DIR] [FILE...]
 
 FILE...: replay these inputs only. A finding is written to the artifacts
-directory (default build/fuzz-crashes) and the script exits 1. The last
-line is "patchfile: N executions in T s (R/s), 0 findings".
+directory (default build/fuzz-crashes) and the script exits 1. A line
+"patchfile: N executions in T s (R/s), 0 findings" comes every 131072
+executions and at the end (also on SIGTERM or SIGINT).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import hashlib
 import os
 import random
 import re
+import signal
 import sys
 import time
 import traceback
@@ -152,11 +154,18 @@ def main() -> int:
         except Exception:
             return finding(text)
         n += 1
-    while True:
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    while not stop:
         if a.runs and n >= a.runs:
             break
         if n % 64 == 0 and time.monotonic() - start >= a.seconds:
             break
+        if n % (1 << 17) == 0:
+            t = time.monotonic() - start
+            print(f"patchfile: {n} executions in {t:.1f} s ({n / t if t else 0:.0f}/s), "
+                  "0 findings", flush=True)
         text = mutate(rng, rng.choice(pool), pool)
         try:
             check(text)
