@@ -33,6 +33,7 @@
 
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_fs.h>
+#include <uk/linux/blkdev.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/kernel.h>
@@ -596,10 +597,24 @@ HostRing *get_host_ring(void)
 	return r;
 }
 
+/* The plug of an io_submit() batch ends: one io_uring_enter() for it. */
+void host_ring_unplug(struct blk_plug_cb *cb, bool from_schedule)
+{
+	auto *r = (HostRing *)cb->data;
+	int ret;
+
+	kfree(cb);
+	std::lock_guard<std::mutex> g(r->sq_lock);
+	while ((ret = io_uring_submit(&r->ring)) == -EINTR || ret == -EAGAIN || ret == -EBUSY)
+		sched_yield();
+}
+
 int host_ring_submit(HostRing *r, struct host_async *ha)
 {
 	struct kiocb *iocb = ha->iocb;
 	int fd = iocb->ki_filp->f_fd;
+	/* Under io_submit()'s plug, the entry waits for the batch's end. */
+	bool plugged = blk_check_plugged(host_ring_unplug, r, sizeof(struct blk_plug_cb));
 	struct io_uring_sqe *sqe;
 	int ret;
 
@@ -635,6 +650,8 @@ int host_ring_submit(HostRing *r, struct host_async *ha)
 	 * -EBUSY and -EAGAIN: the completion queue is full until the reaper
 	 * has drained it; the entry stays queued and is submitted again.
 	 */
+	if (plugged)
+		return 0;
 	while ((ret = io_uring_submit(&r->ring)) == -EINTR || ret == -EAGAIN || ret == -EBUSY)
 		sched_yield();
 	return 0;
