@@ -97,14 +97,26 @@ asm(".text\n"
     "22:	subq $8, %rcx\n"
     "	jmp uk_raw_copy_user_fixup\n"
     ".size uk_raw_copy_user, .-uk_raw_copy_user\n"
-    _UK_ASM_EXTABLE(10b, uk_raw_copy_user_fixup)
-    _UK_ASM_EXTABLE(11b, uk_raw_copy_user_fixup)
-    _UK_ASM_EXTABLE(12b, 22b)
-    _UK_ASM_EXTABLE(13b, 22b)
-    _UK_ASM_EXTABLE(14b, 23b)
-    _UK_ASM_EXTABLE(15b, 23b)
-    _UK_ASM_EXTABLE(16b, 24b)
-    _UK_ASM_EXTABLE(17b, 24b));
+    /* The exception table entries of the block pairs (_UK_ASM_EXTABLE()). */
+    ".pushsection __uk_ex_table,\"a\"\n"
+    "	.balign 4\n"
+    "	.long 10b - .\n"
+    "	.long uk_raw_copy_user_fixup - .\n"
+    "	.long 11b - .\n"
+    "	.long uk_raw_copy_user_fixup - .\n"
+    "	.long 12b - .\n"
+    "	.long 22b - .\n"
+    "	.long 13b - .\n"
+    "	.long 22b - .\n"
+    "	.long 14b - .\n"
+    "	.long 23b - .\n"
+    "	.long 15b - .\n"
+    "	.long 23b - .\n"
+    "	.long 16b - .\n"
+    "	.long 24b - .\n"
+    "	.long 17b - .\n"
+    "	.long 24b - .\n"
+    ".popsection\n");
 #undef UK_COPY_BLOCK_MAX
 #else
 #error "usercopy: only x86-64 is implemented"
