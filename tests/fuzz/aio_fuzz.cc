@@ -164,6 +164,14 @@ uint64_t Ptr(Input &in, void *valid, size_t size, PtrClass *cls = nullptr) {
   }
 }
 
+// Any address that is not the process's own memory: the kernel half, or the
+// first 64 KiB (below mmap_min_addr). A raw 64-bit value from the input
+// could name ukern's heap, which a real program cannot reach.
+uint64_t WildPtr(Input &in) {
+  uint64_t v = in.u64();
+  return in.u8() % 2 ? v | (1ULL << 63) : v & 0xffff;
+}
+
 // A data buffer: the valid class is 512-aligned in the data area.
 uint64_t DataPtr(Input &in) {
   Env &e = E();
@@ -272,7 +280,7 @@ void FillIocb(Input &in, int i) {
              !(shape & 1)) {
     // all zero, as fsync wants
   } else {
-    cb->aio_buf = shape & 2 ? in.u64() : DataPtr(in);
+    cb->aio_buf = shape & 2 ? WildPtr(in) : DataPtr(in);
     cb->aio_nbytes = Length(in);
   }
   if (cb->aio_lio_opcode != IOCB_CMD_POLL || (shape & 4))
@@ -650,7 +658,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Finding("io_setup(%u) gave %ld", nr_events, r);
     }
   }
-  if (!s.have_ctx) s.ctx = c % 2 ? in.u64() : 0;
+  if (!s.have_ctx) s.ctx = c % 2 ? WildPtr(in) : 0;
 
   for (int ops = 0; ops < kMaxOps && !in.empty(); ops++) {
     switch (in.u8() % 8) {
@@ -671,7 +679,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       default: {
         // io_destroy of another id: the context stays.
-        unsigned long id = in.u8() % 2 ? s.ctx + 1 + in.u8() : in.u64();
+        unsigned long id = in.u8() % 2 ? s.ctx + 1 + in.u8() : WildPtr(in);
         if (id == s.ctx) break;
         long r = ukern_io_destroy(id);
         if (r != -EINVAL)

@@ -127,6 +127,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       uk::fuzz::Finding("show %s gave %zd", attr.c_str(), s);
   }
   nullb_group_drop(dev);
+  // Module exit: a shared_tags device builds the module's global tag set,
+  // which stays until then (null_exit()).
+  null_free_global_tag_set();
   null_blk_reset_module_params();
   if (null_nr_devices() != 0)
     uk::fuzz::Finding("%u devices stay after the drop", null_nr_devices());
