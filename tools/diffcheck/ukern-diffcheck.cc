@@ -716,7 +716,8 @@ struct CtxModel {
 
 struct Result {
 	std::vector<std::string> lines;
-	std::multiset<std::string> events;
+	std::multiset<std::string> events; // obj, data, res, res2
+	std::map<std::string, std::string> names; // event -> the request it names
 	bool settle_timeout = false;
 };
 
@@ -855,13 +856,17 @@ class Runner
 	{
 		for (long i = 0; i < n; i++) {
 			const struct io_event &e = scratch()->ev[i];
-			std::string obj = hex(e.obj);
+			std::string obj = hex(e.obj), what;
 
 			for (int k = 0; k < kSlots; k++)
-				if (e.obj == (uint64_t)(uintptr_t)slot(k))
-					obj = "cb" + std::to_string(k) + " " + slot_what_[k];
-			res_.events.insert(obj + " data=" + hex(e.data) +
-					   " res=" + err_str(e.res) + " res2=" + std::to_string(e.res2));
+				if (e.obj == (uint64_t)(uintptr_t)slot(k)) {
+					obj = "cb" + std::to_string(k);
+					what = " " + slot_what_[k];
+				}
+			std::string key = obj + " data=" + hex(e.data) + " res=" + err_str(e.res) +
+					  " res2=" + std::to_string(e.res2);
+			res_.events.insert(key);
+			res_.names[key] = obj + what + key.substr(obj.size());
 		}
 	}
 
@@ -1309,6 +1314,16 @@ Comparison compare(const Result &h, const Result &u)
 		c.v = kDiffer;
 		const Known *why = nullptr;
 		bool all_known = only_h.size() == only_u.size();
+		auto named = [](const Result &r, const std::multiset<std::string> &m) {
+			std::multiset<std::string> out;
+			for (auto &e : m) {
+				auto it = r.names.find(e);
+				out.insert(it == r.names.end() ? e : it->second);
+			}
+			return out;
+		};
+		only_h = named(h, only_h);
+		only_u = named(u, only_u);
 		auto hi = only_h.begin();
 		auto ui = only_u.begin();
 		for (; all_known && hi != only_h.end(); ++hi, ++ui) {
@@ -1337,7 +1352,7 @@ void print_transcript(const char *who, const Result &r)
 	for (auto &l : r.lines)
 		printf("    %s\n", l.c_str());
 	for (auto &e : r.events)
-		printf("    event %s\n", e.c_str());
+		printf("    event %s\n", r.names.count(e) ? r.names.at(e).c_str() : e.c_str());
 }
 
 bool odirect_works()
@@ -1469,9 +1484,14 @@ int main(int argc, char **argv)
 	HostBackend host;
 	UkernBackend ukern;
 
+	long unstable = 0;
 	for (long i = first; i < first + nseq; i++) {
 		std::vector<Op> seq = generate(seq_seed(seed, i), max_ops);
 		Result h, u;
+		int tries = 0;
+	again:
+		h = Result();
+		u = Result();
 		{
 			Runner r(host, 0);
 			h = r.run(seq);
@@ -1495,8 +1515,21 @@ int main(int argc, char **argv)
 					  " requests");
 		if (h.settle_timeout || u.settle_timeout)
 			timeouts++;
-		compared++;
 		Comparison c = compare(h, u);
+		// A difference that a second run of the same sequence does not
+		// show came from timing (a completion later than the bounded
+		// wait before a ring read): reported, not counted.
+		if (c.v == kDiffer && tries < 2) {
+			tries++;
+			goto again;
+		}
+		if (c.v != kDiffer && tries > 0) {
+			unstable++;
+			printf("unstable: sequence %ld differed once, not on run %d (--first %ld "
+			       "--sequences 1)\n",
+			       i, tries + 1, i);
+		}
+		compared++;
 		if (c.v == kKnown) {
 			nknown++;
 			by_reason[c.why]++;
@@ -1516,6 +1549,8 @@ int main(int argc, char **argv)
 	rmdir(dir_path.c_str());
 	for (auto &[k, n] : by_reason)
 		printf("known: %ld x %s: %s\n", n, k->what, k->reason);
+	if (unstable)
+		printf("note: %ld sequences differed once and not when run again\n", unstable);
 	if (timeouts)
 		printf("note: %ld sequences waited 3 s for a completion that did not come\n",
 		       timeouts);
