@@ -21,6 +21,8 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/slab.h>
 
+#include "usercopy.h"
+
 namespace
 {
 
@@ -61,20 +63,27 @@ bool iter_is_aligned(const struct iov_iter *iter, unsigned int lbs)
 	return true;
 }
 
-void bounce_copy(struct blk_bounce *b, bool to_user, size_t len)
+/* Bytes copied between the bounce buffer and the user's segments. */
+size_t bounce_copy(struct blk_bounce *b, bool to_user, size_t len)
 {
 	char *p = (char *)b->buf;
+	size_t done = 0;
 
 	for (unsigned long i = 0; i < b->nr_segs && len; i++) {
 		size_t n = min(b->iov[i].iov_len, len);
+		size_t left;
 
 		if (to_user)
-			memcpy(b->iov[i].iov_base, p, n);
+			left = copy_to_user(b->iov[i].iov_base, p, n);
 		else
-			memcpy(p, b->iov[i].iov_base, n);
+			left = copy_from_user(p, b->iov[i].iov_base, n);
+		done += n - left;
+		if (left)
+			break;
 		p += n;
 		len -= n;
 	}
+	return done;
 }
 
 void blk_bounce_free(struct blk_bounce *b)
@@ -88,8 +97,13 @@ void blkdev_bounce_done(void *priv, long res)
 	struct blk_bounce *b = (struct blk_bounce *)priv;
 	struct kiocb *iocb = b->iocb;
 
-	if (!b->write && res > 0)
-		bounce_copy(b, true, res);
+	/* A read that cannot reach the user's buffer ends short, or -EFAULT. */
+	if (!b->write && res > 0) {
+		size_t done = bounce_copy(b, true, res);
+
+		if (done < (size_t)res)
+			res = done ? (long)done : -EFAULT;
+	}
 	blk_bounce_free(b);
 	iocb->ki_complete(iocb, res);
 }
@@ -137,8 +151,10 @@ ssize_t blkdev_bounce_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	b->len = iter->count;
 	b->nr_segs = iter->nr_segs;
 	memcpy(b->iov, iter->iov, iter->nr_segs * sizeof(struct iovec));
-	if (write)
-		bounce_copy(b, false, b->len);
+	if (write && bounce_copy(b, false, b->len) != b->len) {
+		blk_bounce_free(b);
+		return -EFAULT;
+	}
 	/* An unaligned length is refused by blkdev_rw() as for O_DIRECT. */
 	biov.iov_base = b->buf;
 	biov.iov_len = b->len;
@@ -147,6 +163,40 @@ ssize_t blkdev_bounce_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	if (ret != -EIOCBQUEUED)
 		blk_bounce_free(b);
 	return ret;
+}
+
+/*
+ * Where __blkdev_direct_IO() pins the user pages (bio_iov_iter_get_pages()),
+ * a buffer that cannot be reached ends the request with -EFAULT before any
+ * bio is built. Requests that blkdev_rw() refuses or cuts anyway (alignment,
+ * position) are left to it, so their errors keep the kernel's order; the
+ * probe covers what the device will move.
+ */
+int blkdev_fault_in(struct block_device *bdev, loff_t pos, const struct iovec *iov,
+		    unsigned long nr_segs, bool write)
+{
+	unsigned int lbs = bdev_logical_block_size(bdev);
+	loff_t size = (loff_t)uk::blkdev_size(bdev);
+	size_t count = 0, left;
+
+	for (unsigned long i = 0; i < nr_segs; i++) {
+		if (((unsigned long)iov[i].iov_base | iov[i].iov_len) & (lbs - 1))
+			return 0;
+		count += iov[i].iov_len;
+	}
+	if (pos < 0 || pos >= size || ((pos | count) & (lbs - 1)))
+		return 0;
+	left = min(count, (size_t)(size - pos));
+	for (unsigned long i = 0; i < nr_segs && left; i++) {
+		char *base = (char *)iov[i].iov_base;
+		size_t n = min(iov[i].iov_len, left);
+
+		/* A device write reads the buffer; a device read stores into it. */
+		if (write ? fault_in_readable(base, n) : fault_in_writeable(base, n))
+			return -EFAULT;
+		left -= n;
+	}
+	return 0;
 }
 
 ssize_t blkdev_direct_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
@@ -159,6 +209,8 @@ ssize_t blkdev_direct_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	if (!bf->direct && iocb->ki_complete &&
 	    !iter_is_aligned(iter, bdev_logical_block_size(bdev)))
 		return blkdev_bounce_IO(iocb, iter, write);
+	if (blkdev_fault_in(bdev, iocb->ki_pos, iter->iov, iter->nr_segs, write))
+		return -EFAULT;
 	/* Synchronous kiocbs have no ->ki_complete: wait in blkdev_rw(). */
 	if (!iocb->ki_complete)
 		return blkdev_rw(bdev, iocb->ki_pos, iter->iov, iter->nr_segs,
@@ -283,6 +335,12 @@ struct block_device *aio_file_bdev(struct file *file, bool *direct)
 	if (direct)
 		*direct = bf->direct;
 	return bf->bdev;
+}
+
+int aio_blkdev_fault_in(struct block_device *bdev, loff_t pos, const struct iovec *iov,
+			unsigned long nr_segs, bool write)
+{
+	return blkdev_fault_in(bdev, pos, iov, nr_segs, write);
 }
 
 int aio_close_blkdev(int fd)

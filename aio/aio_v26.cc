@@ -251,22 +251,30 @@ static ssize_t blkdev_v26_rw(struct kiocb *iocb, char __user *buf, size_t count,
 
 	if (!count)
 		return 0;
-	if (direct)
-		return blkdev_rw(bdev, pos, &iov, 1, flags, blkdev_v26_end_io, iocb);
-	if (!(((unsigned long)buf | count) & (lbs - 1)))
-		return blkdev_rw(bdev, pos, &iov, 1, flags, NULL, NULL);
+	if (direct || !(((unsigned long)buf | count) & (lbs - 1))) {
+		if (uk::aio_blkdev_fault_in(bdev, pos, &iov, 1, write))
+			return -EFAULT;
+		return blkdev_rw(bdev, pos, &iov, 1, flags, direct ? blkdev_v26_end_io : NULL,
+				 direct ? iocb : NULL);
+	}
 	/* a length that is not whole blocks stays -EINVAL, as with O_DIRECT */
 	if (count & (lbs - 1))
 		return -EINVAL;
 	bounce = aligned_alloc(PAGE_SIZE, round_up(count, (size_t)PAGE_SIZE));
 	if (!bounce)
 		return -ENOMEM;
-	if (write)
-		memcpy(bounce, buf, count);
+	if (write && copy_from_user(bounce, buf, count)) {
+		free(bounce);
+		return -EFAULT;
+	}
 	iov.iov_base = bounce;
 	ret = blkdev_rw(bdev, pos, &iov, 1, flags, NULL, NULL);
-	if (!write && ret > 0)
-		memcpy(buf, bounce, ret);
+	if (!write && ret > 0) {
+		size_t done = ret - copy_to_user(buf, bounce, ret);
+
+		if (done < (size_t)ret)
+			ret = done ? (ssize_t)done : -EFAULT;
+	}
 	free(bounce);
 	return ret;
 }

@@ -13,6 +13,8 @@
 
 #include <mutex>
 
+#include <uk/linux/types.h>
+
 extern "C" {
 unsigned long uk_raw_copy_user(void *dst, const void *src, unsigned long n);
 extern const char uk_raw_copy_user_insn[];
@@ -208,6 +210,39 @@ unsigned long copy_to_user(void *to, const void *from, unsigned long n)
 	res = uk_raw_copy_user(to, from, n);
 	instrument_copy_to_user_after(to, from, n, res);
 	return res;
+}
+
+/* One probe per page, from @uaddr up to @size bytes; stops at the first fault. */
+template <bool kWrite>
+static size_t fault_in(char *uaddr, size_t size)
+{
+	unsigned long start = (unsigned long)uaddr;
+	unsigned long end, p;
+
+	if (!size)
+		return 0;
+	if (!access_ok(uaddr, size))
+		return size;
+	end = start + size;
+	for (p = start; p < end; p = (p | (PAGE_SIZE - 1)) + 1) {
+		char c;
+
+		if (get_user(c, (const char *)p))
+			return end - p;
+		if (kWrite && put_user(c, (char *)p))
+			return end - p;
+	}
+	return 0;
+}
+
+size_t fault_in_readable(const char *uaddr, size_t size)
+{
+	return fault_in<false>(const_cast<char *>(uaddr), size);
+}
+
+size_t fault_in_writeable(char *uaddr, size_t size)
+{
+	return fault_in<true>(uaddr, size);
 }
 
 /*

@@ -46,6 +46,18 @@ unsigned long copy_from_user(void *to, const void __user *from, unsigned long n)
 unsigned long copy_to_user(void __user *to, const void *from, unsigned long n);
 
 /*
+ * fault_in_readable()/fault_in_writeable() (mm/gup.c): touch every page of
+ * the range with a fault-safe access and return how many bytes at the end
+ * could not be reached (0: all of it). Direct I/O calls them where the
+ * kernel pins the user pages (bio_iov_iter_get_pages()), so a buffer that
+ * runs into an unmapped or read-only page fails with -EFAULT before any bio
+ * is built. The writeable probe reads each byte it touches and stores the
+ * same value back.
+ */
+size_t fault_in_readable(const char __user *uaddr, size_t size);
+size_t fault_in_writeable(char __user *uaddr, size_t size);
+
+/*
  * get_timespec64() (kernel/time/time.c): a struct __kernel_timespec from user
  * memory, unvalidated. Only 64-bit callers exist here, so there is no compat
  * padding to clear.

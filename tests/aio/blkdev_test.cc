@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -264,6 +265,55 @@ int DiskOpeners(const char *name)
 // Closing the device with a request in flight: as in the kernel, the request
 // holds the file (f_count), so the device goes at its completion, not at
 // the close (TSan caught the completion's fput() on a freed file).
+// A buffer the device cannot reach (unmapped, or read-only for a read)
+// ends the request with -EFAULT, where the kernel fails to pin its pages;
+// the device is left as it was and the rest of the batch runs.
+TEST_P(AioBlkdevTest, UnreachableBufferIsEfault)
+{
+	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
+	// Page 0 readable and writable, page 1 read-only, page 2 unmapped.
+	void *m = mmap(nullptr, 3 * kBs, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(m, MAP_FAILED);
+	unsigned char *pg = static_cast<unsigned char *>(m);
+	memset(pg, 0x5a, 2 * kBs);
+	ASSERT_EQ(mprotect(pg + kBs, kBs, PROT_READ), 0);
+	ASSERT_EQ(munmap(pg + 2 * kBs, kBs), 0);
+
+	struct iocb cb[4];
+	struct iocb *p[4] = { &cb[0], &cb[1], &cb[2], &cb[3] };
+	Prep(&cb[0], fd_, IOCB_CMD_PWRITE, pg + kBs, 2 * kBs, 0, 0); // runs into the hole
+	Prep(&cb[1], fd_, IOCB_CMD_PREAD, pg, 2 * kBs, 0, 1);	     // into read-only memory
+	Prep(&cb[2], fd_, IOCB_CMD_PWRITE, pg + kBs, kBs, kBs, 2);   // read-only is fine to write from
+	Prep(&cb[3], fd_, IOCB_CMD_PREAD, pg + 2 * kBs, kBs, 0, 3);  // wholly unmapped
+	ASSERT_EQ(ukern_io_submit(ctx_, 4, p), 4);
+	auto ev = Reap(ctx_, 4);
+	ASSERT_EQ(ev.size(), 4u);
+	long res[4] = {};
+	for (auto &e : ev)
+		res[e.data] = (long)e.res;
+	EXPECT_EQ(res[0], -EFAULT);
+	EXPECT_EQ(res[1], -EFAULT);
+	EXPECT_EQ(res[2], (long)kBs);
+	EXPECT_EQ(res[3], -EFAULT);
+
+	// Block 0 was never written; block 1 holds the read-only page's bytes.
+	AlignedBuf r(2 * kBs);
+	memset(r.p, 0xee, 2 * kBs);
+	Prep(&cb[0], fd_, IOCB_CMD_PREAD, r.p, 2 * kBs, 0, 0);
+	ASSERT_EQ(ukern_io_submit(ctx_, 1, p), 1);
+	ev = Reap(ctx_, 1);
+	ASSERT_EQ(ev.size(), 1u);
+	EXPECT_EQ(ev[0].res, (long)(2 * kBs));
+	for (size_t i = 0; i < kBs; i++)
+		ASSERT_EQ(r.p[i], 0) << i;
+	for (size_t i = kBs; i < 2 * kBs; i++)
+		ASSERT_EQ(r.p[i], 0x5a) << i;
+	// The read-only page is untouched by the refused read.
+	for (size_t i = 0; i < kBs; i++)
+		ASSERT_EQ(pg[kBs + i], 0x5a) << i;
+	munmap(pg, 2 * kBs);
+}
+
 TEST_F(AioBlkdevTest, CloseWithARequestInFlightKeepsTheFileUntilItEnds)
 {
 	uk::clock_use_virtual();

@@ -163,6 +163,13 @@ bool aio_is_blkdev(int fd);
  * file. Valid while the caller holds its reference on @file.
  */
 ::block_device *aio_file_bdev(struct file *file, bool *direct);
+/*
+ * Direct I/O's stand-in for pinning the user pages: -EFAULT when a page of
+ * the buffer that the device would move cannot be reached, else 0
+ * (aio/aio_blkdev.cc).
+ */
+int aio_blkdev_fault_in(::block_device *bdev, loff_t pos, const struct iovec *iov,
+			unsigned long nr_segs, bool write);
 } // namespace uk
 #endif
 
