@@ -145,7 +145,7 @@ class HostTest : public AioTest
 		EXPECT_GT(read(fd, pkt, sizeof(pkt) - 1), 0);
 		return pkt;
 	}
-	void Setup(unsigned nr)
+	void OpenContext(unsigned nr)
 	{
 		ASSERT_EQ(ukern_io_setup(nr, &ctx_), 0);
 	}
@@ -202,7 +202,7 @@ TEST_F(HostTest, DepthReachesTheHost)
 		std::set<std::string> sent, got;
 
 		FullPipe(p);
-		Setup(kDepth);
+		OpenContext(kDepth);
 		for (int i = 0; i < kDepth; i++) {
 			snprintf(buf + i * 16, 16, "packet %02d", i);
 			sent.insert(buf + i * 16);
@@ -240,7 +240,7 @@ TEST_F(HostTest, DataRoundTrip)
 		int fd = DirectFile(O_RDWR, kBlocks);
 		if (fd < 0)
 			GTEST_SKIP() << "no O_DIRECT in " << dir_;
-		Setup(64);
+		OpenContext(64);
 
 		/* Blocks 0..7 one by one, 8..15 as one vector of two halves. */
 		std::vector<struct iocb> cb(kBlocks);
@@ -306,7 +306,7 @@ TEST_F(HostTest, FsyncAndFdatasync)
 		int buffered = Fd(open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600));
 		ASSERT_GE(buffered, 0);
 		int direct = Fd(open(path.c_str(), O_RDWR | O_DIRECT));
-		Setup(8);
+		OpenContext(8);
 
 		char *data = Buf(kBlock, 'f');
 		struct iocb w, s1, s2, s3;
@@ -352,7 +352,7 @@ TEST_F(HostTest, Errors)
 		ASSERT_GE(wronly, 0);
 		int p[2];
 		FullPipe(p);
-		Setup(8);
+		OpenContext(8);
 		char *buf = Buf(2 * kBlock, 0);
 		struct iocb cb;
 
@@ -396,7 +396,7 @@ TEST_F(HostTest, CancelIsRefused)
 			continue;
 		int p[2];
 		FullPipe(p);
-		Setup(4);
+		OpenContext(4);
 		struct iocb cb;
 		struct io_event res;
 
@@ -426,7 +426,7 @@ TEST_F(HostTest, DestroyWaitsForInFlight)
 			continue;
 		int p[2];
 		FullPipe(p);
-		Setup(kWrites);
+		OpenContext(kWrites);
 		struct iocb cb[kWrites];
 		std::vector<struct iocb *> cbs;
 
@@ -479,7 +479,7 @@ TEST_F(HostTest, ExitCompletesWaitingRequests)
 	int efd = Fd(eventfd(0, EFD_NONBLOCK));
 	ASSERT_GE(efd, 0);
 	long live = uk::aio::nr_live_ctx();
-	Setup(4);
+	OpenContext(4);
 	struct iocb cb;
 
 	Prep(&cb, IOCB_CMD_PWRITE, p[1], (void *)"never", 6, 0);
@@ -540,7 +540,7 @@ TEST_F(HostTest, SeccompChild)
 	EXPECT_EQ(uk::aio::host_backend_active(), HostBackend::kThreads);
 	int p[2];
 	FullPipe(p);
-	Setup(4);
+	OpenContext(4);
 	struct iocb cb;
 	Prep(&cb, IOCB_CMD_PWRITE, p[1], (void *)"threads", 8, 0);
 	ASSERT_EQ(Submit({ &cb }), 1);
