@@ -213,8 +213,7 @@ unsigned long copy_to_user(void *to, const void *from, unsigned long n)
 }
 
 /* One probe per page, from @uaddr up to @size bytes; stops at the first fault. */
-template <bool kWrite>
-static size_t fault_in(char *uaddr, size_t size)
+template <bool kWrite> static size_t fault_in(char *uaddr, size_t size)
 {
 	unsigned long start = (unsigned long)uaddr;
 	unsigned long end, p;

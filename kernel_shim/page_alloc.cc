@@ -173,8 +173,8 @@ void populate(void *p, size_t len)
 char *map_chunks(size_t len)
 {
 	size_t raw_len = len + kChunkSize;
-	void *raw = mmap(nullptr, raw_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	void *raw =
+		mmap(nullptr, raw_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uintptr_t start, end;
 
 	if (raw == MAP_FAILED)
@@ -184,9 +184,11 @@ char *map_chunks(size_t len)
 	if (start != reinterpret_cast<uintptr_t>(raw))
 		munmap(raw, start - reinterpret_cast<uintptr_t>(raw));
 	if (reinterpret_cast<uintptr_t>(raw) + raw_len != end)
-		munmap(reinterpret_cast<void *>(end), reinterpret_cast<uintptr_t>(raw) + raw_len - end);
+		munmap(reinterpret_cast<void *>(end),
+		       reinterpret_cast<uintptr_t>(raw) + raw_len - end);
 	if (READ_ONCE(thp))
-		madvise(reinterpret_cast<void *>(start), len, MADV_HUGEPAGE); // hosts without THP refuse
+		madvise(reinterpret_cast<void *>(start), len,
+			MADV_HUGEPAGE); // hosts without THP refuse
 	populate(reinterpret_cast<void *>(start), len);
 	mapped_bytes.fetch_add(static_cast<long>(len), std::memory_order_relaxed);
 	return reinterpret_cast<char *>(start);
@@ -254,7 +256,8 @@ void *take_locked(Zone &z, unsigned int order)
 
 void give_locked(Zone &z, void *p, unsigned int order)
 {
-	if (z.nr_pooled + (1L << order) > static_cast<long>(READ_ONCE(pool_mb)) << (20 - PAGE_SHIFT)) {
+	if (z.nr_pooled + (1L << order) > static_cast<long>(READ_ONCE(pool_mb))
+						  << (20 - PAGE_SHIFT)) {
 		madvise(p, PAGE_SIZE << order, MADV_DONTNEED);
 		z.released[order].push_back(p);
 		return;

@@ -272,7 +272,8 @@ TEST_P(AioBlkdevTest, UnreachableBufferIsEfault)
 {
 	ASSERT_NO_FATAL_FAILURE(Make(GetParam()));
 	// Page 0 readable and writable, page 1 read-only, page 2 unmapped.
-	void *m = mmap(nullptr, 3 * kBs, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m =
+		mmap(nullptr, 3 * kBs, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(m, MAP_FAILED);
 	unsigned char *pg = static_cast<unsigned char *>(m);
 	memset(pg, 0x5a, 2 * kBs);
@@ -283,8 +284,9 @@ TEST_P(AioBlkdevTest, UnreachableBufferIsEfault)
 	struct iocb *p[4] = { &cb[0], &cb[1], &cb[2], &cb[3] };
 	Prep(&cb[0], fd_, IOCB_CMD_PWRITE, pg + kBs, 2 * kBs, 0, 0); // runs into the hole
 	Prep(&cb[1], fd_, IOCB_CMD_PREAD, pg, 2 * kBs, 0, 1);	     // into read-only memory
-	Prep(&cb[2], fd_, IOCB_CMD_PWRITE, pg + kBs, kBs, kBs, 2);   // read-only is fine to write from
-	Prep(&cb[3], fd_, IOCB_CMD_PREAD, pg + 2 * kBs, kBs, 0, 3);  // wholly unmapped
+	Prep(&cb[2], fd_, IOCB_CMD_PWRITE, pg + kBs, kBs, kBs,
+	     2); // read-only is fine to write from
+	Prep(&cb[3], fd_, IOCB_CMD_PREAD, pg + 2 * kBs, kBs, 0, 3); // wholly unmapped
 	ASSERT_EQ(ukern_io_submit(ctx_, 4, p), 4);
 	auto ev = Reap(ctx_, 4);
 	ASSERT_EQ(ev.size(), 4u);

@@ -48,10 +48,12 @@ void RacyIncrements() {
   static int x;
   x = 0;
   for (int i = 0; i < 2; i++)
-    explore::spawn([] {
-      int v = READ_ONCE(x);
-      WRITE_ONCE(x, v + 1);
-    }, i);
+    explore::spawn(
+        [] {
+          int v = READ_ONCE(x);
+          WRITE_ONCE(x, v + 1);
+        },
+        i);
   explore::join();
   EXPLORE_CHECK(x == 2);
 }
@@ -59,8 +61,7 @@ void RacyIncrements() {
 void AtomicIncrements() {
   static atomic_t x;
   atomic_set(&x, 0);
-  for (int i = 0; i < 2; i++)
-    explore::spawn([] { atomic_inc(&x); }, i);
+  for (int i = 0; i < 2; i++) explore::spawn([] { atomic_inc(&x); }, i);
   explore::join();
   EXPLORE_CHECK(atomic_read(&x) == 2);
 }
@@ -159,14 +160,16 @@ void Increments(bool locked) {
   counter = 0;
   spin_lock_init(&counter_lock);
   for (int i = 0; i < 2; i++)
-    explore::spawn([locked] {
-      for (int k = 0; k < 2; k++) {
-        if (locked) spin_lock(&counter_lock);
-        int v = READ_ONCE(counter);
-        WRITE_ONCE(counter, v + 1);
-        if (locked) spin_unlock(&counter_lock);
-      }
-    }, i);
+    explore::spawn(
+        [locked] {
+          for (int k = 0; k < 2; k++) {
+            if (locked) spin_lock(&counter_lock);
+            int v = READ_ONCE(counter);
+            WRITE_ONCE(counter, v + 1);
+            if (locked) spin_unlock(&counter_lock);
+          }
+        },
+        i);
   explore::join();
   EXPLORE_CHECK(counter == 4);
 }
@@ -195,30 +198,34 @@ Sleeper sleeper;
 
 void WakeUp(bool buggy_order) {
   sleeper = {};
-  explore::spawn([buggy_order] {
-    WRITE_ONCE(sleeper.task, get_task_struct(get_current()));
-    if (buggy_order) {
-      // Wrong: a wake-up between the test and set_current_state() is lost.
-      if (!READ_ONCE(sleeper.flag)) {
-        set_current_state(TASK_UNINTERRUPTIBLE);
-        schedule();
-      }
-    } else {
-      for (;;) {
-        set_current_state(TASK_UNINTERRUPTIBLE);
-        if (READ_ONCE(sleeper.flag)) break;
-        schedule();
-      }
-    }
-    __set_current_state(TASK_RUNNING);
-  }, 0);
-  explore::spawn([] {
-    struct task_struct *t;
-    while (!(t = READ_ONCE(sleeper.task))) cpu_relax();
-    WRITE_ONCE(sleeper.flag, 1);
-    wake_up_process(t);
-    put_task_struct(t);
-  }, 1);
+  explore::spawn(
+      [buggy_order] {
+        WRITE_ONCE(sleeper.task, get_task_struct(get_current()));
+        if (buggy_order) {
+          // Wrong: a wake-up between the test and set_current_state() is lost.
+          if (!READ_ONCE(sleeper.flag)) {
+            set_current_state(TASK_UNINTERRUPTIBLE);
+            schedule();
+          }
+        } else {
+          for (;;) {
+            set_current_state(TASK_UNINTERRUPTIBLE);
+            if (READ_ONCE(sleeper.flag)) break;
+            schedule();
+          }
+        }
+        __set_current_state(TASK_RUNNING);
+      },
+      0);
+  explore::spawn(
+      [] {
+        struct task_struct *t;
+        while (!(t = READ_ONCE(sleeper.task))) cpu_relax();
+        WRITE_ONCE(sleeper.flag, 1);
+        wake_up_process(t);
+        put_task_struct(t);
+      },
+      1);
   explore::join();
 }
 
@@ -247,10 +254,12 @@ void WaitQueue(bool wake) {
   wq_flag = 0;
   init_waitqueue_head(&wq);
   explore::spawn([] { wait_event(wq, READ_ONCE(wq_flag)); }, 0);
-  explore::spawn([wake] {
-    WRITE_ONCE(wq_flag, 1);
-    if (wake) wake_up(&wq);
-  }, 1);
+  explore::spawn(
+      [wake] {
+        WRITE_ONCE(wq_flag, 1);
+        if (wake) wake_up(&wq);
+      },
+      1);
   explore::join();
 }
 
@@ -281,18 +290,22 @@ TEST(Explorer, FindsAbBaDeadlock) {
         // every schedule starts from fresh state.
         spin_lock_init(&lock_a);
         spin_lock_init(&lock_b);
-        explore::spawn([] {
-          spin_lock(&lock_a);
-          spin_lock(&lock_b);
-          spin_unlock(&lock_b);
-          spin_unlock(&lock_a);
-        }, 0);
-        explore::spawn([] {
-          spin_lock(&lock_b);
-          spin_lock(&lock_a);
-          spin_unlock(&lock_a);
-          spin_unlock(&lock_b);
-        }, 1);
+        explore::spawn(
+            [] {
+              spin_lock(&lock_a);
+              spin_lock(&lock_b);
+              spin_unlock(&lock_b);
+              spin_unlock(&lock_a);
+            },
+            0);
+        explore::spawn(
+            [] {
+              spin_lock(&lock_b);
+              spin_lock(&lock_a);
+              spin_unlock(&lock_a);
+              spin_unlock(&lock_b);
+            },
+            1);
         explore::join();
       },
       [] {
@@ -312,13 +325,15 @@ int irq_counter;
 
 void TaskAndIrq(bool irqs_off) {
   irq_counter = 0;
-  explore::spawn([irqs_off] {
-    unsigned long flags = 0;
-    if (irqs_off) local_irq_save(flags);
-    int v = READ_ONCE(irq_counter);
-    WRITE_ONCE(irq_counter, v + 1);
-    if (irqs_off) local_irq_restore(flags);
-  }, 0);
+  explore::spawn(
+      [irqs_off] {
+        unsigned long flags = 0;
+        if (irqs_off) local_irq_save(flags);
+        int v = READ_ONCE(irq_counter);
+        WRITE_ONCE(irq_counter, v + 1);
+        if (irqs_off) local_irq_restore(flags);
+      },
+      0);
   explore::irq(0, [] {
     EXPLORE_CHECK(in_hardirq());
     EXPLORE_CHECK(smp_processor_id() == 0);
@@ -332,8 +347,7 @@ void TaskAndIrq(bool irqs_off) {
 TEST(Explorer, InterruptNestsInsideTaskOnItsCpu) {
   Result r = explore::run([] { TaskAndIrq(false); }, With(Strategy::kDfs));
   ASSERT_TRUE(r.failed);
-  EXPECT_NE(r.message.find("irq_counter == 2"), std::string::npos)
-      << r.message;
+  EXPECT_NE(r.message.find("irq_counter == 2"), std::string::npos) << r.message;
 }
 
 TEST(Explorer, InterruptWaitsWhileIrqsOff) {
@@ -352,9 +366,11 @@ TEST(Explorer, FindsLivelock) {
   Result r = explore::run(
       [] {
         static int never;
-        explore::spawn([] {
-          while (!READ_ONCE(never)) cpu_relax();
-        }, 0);
+        explore::spawn(
+            [] {
+              while (!READ_ONCE(never)) cpu_relax();
+            },
+            0);
         explore::join();
       },
       o);
@@ -365,10 +381,12 @@ TEST(Explorer, FindsLivelock) {
 TEST(Explorer, FindsLeak) {
   Result r = explore::run(
       [] {
-        explore::spawn([] {
-          void *p = kmalloc(32, GFP_KERNEL);
-          (void)p;
-        }, 0);
+        explore::spawn(
+            [] {
+              void *p = kmalloc(32, GFP_KERNEL);
+              (void)p;
+            },
+            0);
         explore::join();
       },
       With(Strategy::kRandom, 10));
@@ -406,8 +424,7 @@ TEST(Explorer, FindsNondeterministicSetUp) {
       },
       o);
   ASSERT_TRUE(r.failed);
-  EXPECT_NE(r.message.find("nondeterministic"), std::string::npos)
-      << r.message;
+  EXPECT_NE(r.message.find("nondeterministic"), std::string::npos) << r.message;
 }
 
 // ---- EXPLORE_TEST itself ----

@@ -19,15 +19,17 @@ namespace {
 // must start from the same state every time it runs, so they start at 0.
 void ZeroHints(struct sbitmap *sb) {
   unsigned int cpu;
-  for_each_possible_cpu(cpu) *per_cpu_ptr(sb->alloc_hint, cpu) = 0;
+  for_each_possible_cpu(cpu) * per_cpu_ptr(sb->alloc_hint, cpu) = 0;
 }
 
 // Prints the line tools/ukern explore --historical counts.
 void ReportFound(const char *name, const explore::Result &r, long budget) {
-  printf("[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-         "(%.0f schedules/s)\n",
-         name, r.failed ? "found" : "NOT found", r.found_at ? r.found_at : r.schedules,
-         budget, r.seconds, r.schedules_per_second());
+  printf(
+      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
+      "(%.0f schedules/s)\n",
+      name, r.failed ? "found" : "NOT found",
+      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
+      r.schedules_per_second());
   if (r.failed)
     printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
            r.schedule.c_str(), r.trace.c_str());
@@ -35,8 +37,8 @@ void ReportFound(const char *name, const explore::Result &r, long budget) {
 
 // The buggy side's search; the environment (tools/ukern explore
 // --strategy, --schedules) overrides it.
-explore::Options FindOptions(long budget,
-                             explore::Strategy st = explore::Strategy::kRandom) {
+explore::Options FindOptions(
+    long budget, explore::Strategy st = explore::Strategy::kRandom) {
   explore::Options o;
   o.strategy = st;
   o.preemption_bound = 2;
@@ -89,7 +91,8 @@ void WaitForTag(SbqScene *s) {
 
 void NestedCompletion(enum sbq_wake_scheme scheme) {
   SbqScene *s = &sbq_scene;
-  EXPLORE_CHECK(sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
+  EXPLORE_CHECK(
+      sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
   sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
   ZeroHints(&s->sbq.sb);
   s->tag[0] = __sbitmap_queue_get(&s->sbq);
@@ -97,11 +100,13 @@ void NestedCompletion(enum sbq_wake_scheme scheme) {
   EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
   explore::spawn([s] { WaitForTag(s); }, 1);
   explore::spawn([s] { WaitForTag(s); }, 1);
-  explore::spawn([s] {
-    preempt_disable();  // a completion owns its CPU; interrupts stay on
-    sbitmap_queue_clear(&s->sbq, s->tag[0], 0);
-    preempt_enable();
-  }, 0);
+  explore::spawn(
+      [s] {
+        preempt_disable();  // a completion owns its CPU; interrupts stay on
+        sbitmap_queue_clear(&s->sbq, s->tag[0], 0);
+        preempt_enable();
+      },
+      0);
   explore::irq(0, [s] { sbitmap_queue_clear(&s->sbq, s->tag[1], 0); });
   explore::join();
   sbitmap_queue_free(&s->sbq);
@@ -133,17 +138,20 @@ EXPLORE_TEST(Historical, SbitmapV61WakeCntSurvives) {
 void ManyWaiters() {
   SbqScene *s = &sbq_scene;
   static int tags[4];
-  EXPLORE_CHECK(sbitmap_queue_init_node(&s->sbq, 4, -1, false, GFP_KERNEL, -1) == 0);
+  EXPLORE_CHECK(
+      sbitmap_queue_init_node(&s->sbq, 4, -1, false, GFP_KERNEL, -1) == 0);
   ZeroHints(&s->sbq.sb);
   for (int &t : tags) t = __sbitmap_queue_get(&s->sbq);
   for (int cpu : {1, 1, 2}) explore::spawn([s] { WaitForTag(s); }, cpu);
-  explore::spawn([s] {
-    for (int i = 0; i < 2; i++) {
-      preempt_disable();
-      sbitmap_queue_clear(&s->sbq, tags[i], 0);
-      preempt_enable();
-    }
-  }, 0);
+  explore::spawn(
+      [s] {
+        for (int i = 0; i < 2; i++) {
+          preempt_disable();
+          sbitmap_queue_clear(&s->sbq, tags[i], 0);
+          preempt_enable();
+        }
+      },
+      0);
   explore::irq(0, [s] { sbitmap_queue_clear(&s->sbq, tags[2], 0); });
   explore::irq(3, [s] { sbitmap_queue_clear(&s->sbq, tags[3], 3); });
   explore::join();
@@ -170,7 +178,8 @@ SbScene sb_scene;
 
 void TwoAllocators(bool v610) {
   SbScene *s = &sb_scene;
-  EXPLORE_CHECK(sbitmap_init_node(&s->sb, 64, 6, GFP_KERNEL, -1, false, true) == 0);
+  EXPLORE_CHECK(sbitmap_init_node(&s->sb, 64, 6, GFP_KERNEL, -1, false, true) ==
+                0);
   ZeroHints(&s->sb);
   for (int i = 0; i < 64; i++) sbitmap_get(&s->sb);
   sbitmap_put(&s->sb, 10);

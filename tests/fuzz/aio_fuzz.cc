@@ -301,9 +301,9 @@ bool Tracing() {
   static const bool on = getenv("UKERN_FUZZ_TRACE") != nullptr;
   return on;
 }
-#define TRACE(...) \
-  do {                                              \
-    if (Tracing()) fprintf(stderr, __VA_ARGS__);     \
+#define TRACE(...)                               \
+  do {                                           \
+    if (Tracing()) fprintf(stderr, __VA_ARGS__); \
   } while (0)
 
 bool IsOneOf(long r, std::initializer_list<long> errs) {
@@ -503,14 +503,15 @@ void Submit(Input &in, State &s) {
   TRACE("io_submit(nr %ld) = %ld\n", nr, r);
   for (int i = 0; i < fill && Tracing(); i++) {
     const struct iocb *cb = &e.a->iocbs[(base + i) % kIocbs];
-    TRACE("  iocb %#llx: op %u fd %d buf %#llx nbytes %#llx off %lld flags %#x "
-          "resfd %d prio %u rw_flags %#x\n",
-          static_cast<unsigned long long>(keys[i].first), cb->aio_lio_opcode,
-          static_cast<int>(cb->aio_fildes),
-          static_cast<unsigned long long>(cb->aio_buf),
-          static_cast<unsigned long long>(cb->aio_nbytes),
-          static_cast<long long>(cb->aio_offset), cb->aio_flags,
-          static_cast<int>(cb->aio_resfd), cb->aio_reqprio, cb->aio_rw_flags);
+    TRACE(
+        "  iocb %#llx: op %u fd %d buf %#llx nbytes %#llx off %lld flags %#x "
+        "resfd %d prio %u rw_flags %#x\n",
+        static_cast<unsigned long long>(keys[i].first), cb->aio_lio_opcode,
+        static_cast<int>(cb->aio_fildes),
+        static_cast<unsigned long long>(cb->aio_buf),
+        static_cast<unsigned long long>(cb->aio_nbytes),
+        static_cast<long long>(cb->aio_offset), cb->aio_flags,
+        static_cast<int>(cb->aio_resfd), cb->aio_reqprio, cb->aio_rw_flags);
   }
   if (r < 0) {
     if (!IsOneOf(r, {-EINVAL, -EFAULT, -EAGAIN, -EBADF, -EOPNOTSUPP, -ENOMEM,

@@ -78,13 +78,13 @@ TEST_F(PageAllocTest, DistinctPages) {
     *reinterpret_cast<int *>(a) = i;
     v.push_back(a);
   }
-  for (int i = 0; i < 1000; i++)
-    EXPECT_EQ(*reinterpret_cast<int *>(v[i]), i);
+  for (int i = 0; i < 1000; i++) EXPECT_EQ(*reinterpret_cast<int *>(v[i]), i);
   for (unsigned long a : v) free_page(a);
 }
 
 TEST_F(PageAllocTest, OverMaxOrderFails) {
-  EXPECT_EQ(alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER + 1), nullptr);
+  EXPECT_EQ(alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER + 1),
+            nullptr);
 }
 
 TEST_F(PageAllocTest, Failslab) {

@@ -53,12 +53,12 @@ namespace
 {
 
 constexpr unsigned long kKernelAddr = 0xffff880000000000UL;
-constexpr int kSlots = 8;	 // iocbs a sequence uses
-constexpr int kMaxIov = 1025;	 // one past UIO_MAXIOV
+constexpr int kSlots = 8;     // iocbs a sequence uses
+constexpr int kMaxIov = 1025; // one past UIO_MAXIOV
 constexpr size_t kPage = 4096;
 constexpr size_t kFileSize = 16384;
-constexpr int kClosedFd = 900;	 // a descriptor number that is not open
-constexpr int kBadFd = 99999;	 // past any RLIMIT_NOFILE here
+constexpr int kClosedFd = 900; // a descriptor number that is not open
+constexpr int kBadFd = 99999;  // past any RLIMIT_NOFILE here
 constexpr long kWatchdogNs = 50 * 1000 * 1000;
 
 // ---------------------------------------------------------------------
@@ -145,8 +145,7 @@ struct Rng {
 	{
 		return below(100) < p;
 	}
-	template <class T, size_t N>
-	T pick(const T (&a)[N])
+	template <class T, size_t N> T pick(const T (&a)[N])
 	{
 		return a[below(N)];
 	}
@@ -194,7 +193,9 @@ enum Ctx {
 	kCtxStale,
 	kNrCtxs,
 };
-const char *const ctx_name[kNrCtxs] = { "ctx0", "ctx1", "bogus", "0", "kernel", "notring", "stale" };
+const char *const ctx_name[kNrCtxs] = {
+	"ctx0", "ctx1", "bogus", "0", "kernel", "notring", "stale"
+};
 
 enum Timeout {
 	kTsZero,
@@ -207,8 +208,8 @@ enum Timeout {
 	kTsNegSec,
 	kNrTs,
 };
-const char *const ts_name[kNrTs] = { "{0,0}", "{0,1ms}", "NULL", "kernel", "unmapped", "{0,1e9+5}",
-				     "{0,-1}", "{-1,0}" };
+const char *const ts_name[kNrTs] = { "{0,0}",	 "{0,1ms}",   "NULL",	"kernel",
+				     "unmapped", "{0,1e9+5}", "{0,-1}", "{-1,0}" };
 
 enum Sig {
 	kSigNull,
@@ -219,8 +220,8 @@ enum Sig {
 	kSigMaskKernel,
 	kNrSigs,
 };
-const char *const sig_name[kNrSigs] = { "NULL", "{empty,8}", "{NULL,8}", "{empty,7}", "kernel",
-					"{kernel,8}" };
+const char *const sig_name[kNrSigs] = { "NULL",	     "{empty,8}", "{NULL,8}",
+					"{empty,7}", "kernel",	  "{kernel,8}" };
 
 enum OpKind {
 	kOpSetup,
@@ -274,8 +275,8 @@ struct Op {
 // Which descriptors a request kind is tried on, weighted to the useful ones.
 Fd pick_fd(Rng &r)
 {
-	static const Fd common[] = { kFdFile, kFdFile, kFdFile, kFdDirect, kFdDirect, kFdPipeR,
-				     kFdPipeW, kFdEventfd, kFdDevNull };
+	static const Fd common[] = { kFdFile,  kFdFile,	 kFdFile,    kFdDirect, kFdDirect,
+				     kFdPipeR, kFdPipeW, kFdEventfd, kFdDevNull };
 	if (r.pct(85))
 		return r.pick(common);
 	return (Fd)r.below(kNrFds);
@@ -283,23 +284,25 @@ Fd pick_fd(Rng &r)
 
 IocbSpec gen_iocb(Rng &r, int slot_nr)
 {
-	static const uint16_t ops[] = { IOCB_CMD_PREAD,	 IOCB_CMD_PREAD,   IOCB_CMD_PWRITE,
-					IOCB_CMD_PWRITE, IOCB_CMD_PREADV,  IOCB_CMD_PWRITEV,
-					IOCB_CMD_FSYNC,	 IOCB_CMD_FDSYNC,  IOCB_CMD_POLL,
+	static const uint16_t ops[] = { IOCB_CMD_PREAD,	 IOCB_CMD_PREAD,  IOCB_CMD_PWRITE,
+					IOCB_CMD_PWRITE, IOCB_CMD_PREADV, IOCB_CMD_PWRITEV,
+					IOCB_CMD_FSYNC,	 IOCB_CMD_FDSYNC, IOCB_CMD_POLL,
 					IOCB_CMD_POLL };
 	static const uint16_t bad_ops[] = { IOCB_CMD_NOOP, 4, 9, 77, 0xffff };
 	static const uint64_t sizes[] = { 0, 1, 8, 16, 100, 512, 4096, 8192, 1 << 20 };
 	static const uint64_t bad_sizes[] = { 1ULL << 40, (uint64_t)-1, 1ULL << 63, 0x7fffffffULL };
 	static const int64_t offs[] = { 0, 0, 1, 512, 4096, 8192, 16000, 100000 };
 	static const int64_t bad_offs[] = { -1, -4096, INT64_MAX, 1LL << 40, INT64_MIN };
-	static const int rwf[] = { 1 /* HIPRI */,    2 /* DSYNC */,    4 /* SYNC */,
-				   8 /* NOWAIT */,   0x10 /* APPEND */, 0x20 /* NOAPPEND */,
-				   0x40 /* ATOMIC */, 0x80 /* DONTCACHE */, (int)0x80000000,
-				   0x100 };
-	static const int16_t prios[] = { (int16_t)(2 << 13 | 4), (int16_t)(3 << 13), (int16_t)(1 << 13),
-					 (int16_t)(7 << 13), (int16_t)(0 << 13 | 3), 0 };
-	static const uint16_t masks[] = { POLLIN, POLLIN, POLLOUT, POLLPRI, POLLIN | POLLOUT, 0,
-					  POLLRDNORM, POLLHUP };
+	static const int rwf[] = { 1 /* HIPRI */,     2 /* DSYNC */,
+				   4 /* SYNC */,      8 /* NOWAIT */,
+				   0x10 /* APPEND */, 0x20 /* NOAPPEND */,
+				   0x40 /* ATOMIC */, 0x80 /* DONTCACHE */,
+				   (int)0x80000000,   0x100 };
+	static const int16_t prios[] = { (int16_t)(2 << 13 | 4), (int16_t)(3 << 13),
+					 (int16_t)(1 << 13),	 (int16_t)(7 << 13),
+					 (int16_t)(0 << 13 | 3), 0 };
+	static const uint16_t masks[] = { POLLIN,	    POLLIN, POLLOUT,	POLLPRI,
+					  POLLIN | POLLOUT, 0,	    POLLRDNORM, POLLHUP };
 	IocbSpec s{};
 
 	s.slot = slot_nr;
@@ -323,9 +326,9 @@ IocbSpec gen_iocb(Rng &r, int slot_nr)
 		s.offset = r.pct(90) ? 0 : 1;
 		s.rw_flags = r.pct(95) ? 0 : r.pick(rwf);
 	} else {
-		static const Ptr bufs[] = { kPtrGood, kPtrGood, kPtrGood, kPtrGood, kPtrGood,
-					    kPtrMisaligned, kPtrNull, kPtrKernel, kPtrUnmapped,
-					    kPtrRo };
+		static const Ptr bufs[] = { kPtrGood,	  kPtrGood,	  kPtrGood, kPtrGood,
+					    kPtrGood,	  kPtrMisaligned, kPtrNull, kPtrKernel,
+					    kPtrUnmapped, kPtrRo };
 		s.buf = r.pick(bufs);
 		s.nbytes = r.pct(92) ? r.pick(sizes) : r.pick(bad_sizes);
 		s.offset = r.pct(92) ? r.pick(offs) : r.pick(bad_offs);
@@ -344,7 +347,7 @@ IocbSpec gen_iocb(Rng &r, int slot_nr)
 	if (r.pct(10)) {
 		s.flags = 1; // IOCB_FLAG_RESFD
 		static const Fd resfds[] = { kFdEventfd, kFdEventfd, kFdEventfd, kFdFile,
-					     kFdClosed, kFdBad, kFdPipeR };
+					     kFdClosed,	 kFdBad,     kFdPipeR };
 		s.resfd = r.pick(resfds);
 	}
 	if (r.pct(5)) {
@@ -628,9 +631,7 @@ struct Env {
 
 timer_t watchdog;
 
-void on_watchdog(int)
-{
-}
+void on_watchdog(int) {}
 
 void watchdog_init()
 {
@@ -716,7 +717,7 @@ struct CtxModel {
 
 struct Result {
 	std::vector<std::string> lines;
-	std::multiset<std::string> events; // obj, data, res, res2
+	std::multiset<std::string> events;	  // obj, data, res, res2
 	std::map<std::string, std::string> names; // event -> the request it names
 	bool settle_timeout = false;
 };
@@ -920,21 +921,21 @@ class Runner
 		// range before the call: keep it inside this memory (a
 		// length with the sign bit still reaches the kernel's check).
 		char *end = page(kPgNone) + kPage, *b = (char *)(uintptr_t)cb->aio_buf;
-		if (b >= mem && b < end && (int64_t)s.nbytes >= 0 &&
-		    s.nbytes > (uint64_t)(end - b))
+		if (b >= mem && b < end && (int64_t)s.nbytes >= 0 && s.nbytes > (uint64_t)(end - b))
 			cb->aio_nbytes = (uint64_t)(end - b);
 #endif
 	}
 
 	static std::string describe(const IocbSpec &s)
 	{
-		static const char *const names[] = { "PREAD", "PWRITE", "FSYNC", "FDSYNC", "op4",
+		static const char *const names[] = { "PREAD", "PWRITE", "FSYNC",  "FDSYNC", "op4",
 						     "POLL",  "NOOP",	"PREADV", "PWRITEV" };
 		std::string d = s.opcode < 9 ? names[s.opcode] : "op" + std::to_string(s.opcode);
 
 		d += " " + std::string(fd_name[s.fd]);
 		if (s.opcode == IOCB_CMD_POLL) {
-			d += " ev=" + (s.reqprio == -1 ? std::string("0x10001") : hex((uint16_t)s.reqprio));
+			d += " ev=" +
+			     (s.reqprio == -1 ? std::string("0x10001") : hex((uint16_t)s.reqprio));
 			if (s.nbytes || s.offset || s.rw_flags)
 				d += " +nbytes/off/rwf";
 		} else if (s.opcode == IOCB_CMD_PREADV || s.opcode == IOCB_CMD_PWRITEV) {
@@ -974,9 +975,10 @@ class Runner
 				ctxp = &sc->ctx_nonzero;
 			}
 			long r = b_.setup(op.setup_nr, ctxp);
-			log(i, "io_setup slot" + std::to_string(op.slot) + " nr=" +
-				       std::to_string(op.setup_nr) + " ctxp=" +
-				       (op.ptr == kPtrMisaligned ? "nonzero" : ptr_name[op.ptr]),
+			log(i,
+			    "io_setup slot" + std::to_string(op.slot) +
+				    " nr=" + std::to_string(op.setup_nr) + " ctxp=" +
+				    (op.ptr == kPtrMisaligned ? "nonzero" : ptr_name[op.ptr]),
 			    r);
 			if (r == 0 && op.ptr == kPtrGood) {
 				CtxModel m;
@@ -991,7 +993,8 @@ class Runner
 			aio_context_t ctx = ctx_value(op.ctx);
 			CtxModel *m = model_of(ctx);
 			std::string d = "io_submit " + std::string(ctx_name[op.ctx]) +
-					" nr=" + std::to_string(op.nr) + " arr=" + ptr_name[op.ptr] + " [";
+					" nr=" + std::to_string(op.nr) +
+					" arr=" + ptr_name[op.ptr] + " [";
 
 			for (size_t k = 0; k < op.cbs.size(); k++) {
 				fill_iocb(op.cbs[k]);
@@ -1015,8 +1018,9 @@ class Runner
 
 				slot_what_[s.slot] = describe(s);
 				if (s.opcode == IOCB_CMD_POLL)
-					m->polls.push_back({ s.slot, s.fd,
-							     (unsigned)(uint16_t)slot(s.slot)->aio_buf });
+					m->polls.push_back(
+						{ s.slot, s.fd,
+						  (unsigned)(uint16_t)slot(s.slot)->aio_buf });
 				else
 					m->expect++;
 			}
@@ -1061,10 +1065,12 @@ class Runner
 			struct io_event *ev = (struct io_event *)ptr_of(op.ptr, sc->ev);
 			if (op.ptr == kPtrMisaligned)
 				ev = (struct io_event *)((char *)sc->ev + 4);
-			std::string d = (op.kind == kOpGetevents ? "io_getevents " : "io_pgetevents ") +
-					std::string(ctx_name[op.ctx]) + " min=" +
-					std::to_string(op.min_nr) + " nr=" + std::to_string(op.nr) +
-					" ev=" + ptr_name[op.ptr] + " ts=" + ts_name[op.ts];
+			std::string d =
+				(op.kind == kOpGetevents ? "io_getevents " : "io_pgetevents ") +
+				std::string(ctx_name[op.ctx]) +
+				" min=" + std::to_string(op.min_nr) +
+				" nr=" + std::to_string(op.nr) + " ev=" + ptr_name[op.ptr] +
+				" ts=" + ts_name[op.ts];
 			long nr = op.nr > 64 ? 64 : op.nr;
 			bool may_sleep = op.ts != kTsZero;
 			long r;
@@ -1330,7 +1336,8 @@ Comparison compare(const Result &h, const Result &u)
 			size_t ph = hi->find(" res="), pu = ui->find(" res=");
 			std::string wh = hi->substr(0, ph), wu = ui->substr(0, pu);
 
-			why = wh == wu ? explain("event " + wh, hi->substr(ph + 1), ui->substr(pu + 1))
+			why = wh == wu ? explain("event " + wh, hi->substr(ph + 1),
+						 ui->substr(pu + 1))
 				       : nullptr;
 			all_known = why != nullptr;
 		}
@@ -1489,7 +1496,7 @@ int main(int argc, char **argv)
 		std::vector<Op> seq = generate(seq_seed(seed, i), max_ops);
 		Result h, u;
 		int tries = 0;
-	again:
+again:
 		h = Result();
 		u = Result();
 		{

@@ -400,8 +400,9 @@ struct Engine {
     const uk::ThreadCpu &tc = uk::tls_cpu;
     std::unique_lock<std::mutex> lk(mu);
     if (tc.held != 0 || tc.preempt_count != 0 || tc.irqs_off)
-      fail(t->name + " ended with preemption, bottom halves or interrupts "
-                     "disabled");
+      fail(t->name +
+           " ended with preemption, bottom halves or interrupts "
+           "disabled");
     else if (!t->is_irq)
       uk::pin_thread_to_cpu(-1);
     tl_task = nullptr;
@@ -425,7 +426,8 @@ struct Engine {
   // Runs the tasks; returns false when the schedule got stuck.
   bool run_tasks() {
     joined = true;
-    for (auto &t : tasks) t->th = std::thread([this, p = t.get()] { task_main(p); });
+    for (auto &t : tasks)
+      t->th = std::thread([this, p = t.get()] { task_main(p); });
     std::unique_lock<std::mutex> lk(mu);
     int n = choose_next(nullptr, false);
     give(n);
@@ -537,8 +539,8 @@ bool boring(const Site &s) {
 }
 
 std::string short_path(const std::string &f) {
-  for (const char *root : {"/kernel_shim/", "/blk/", "/aio/", "/tests/",
-                           "/devices/", "/lib/"}) {
+  for (const char *root :
+       {"/kernel_shim/", "/blk/", "/aio/", "/tests/", "/devices/", "/lib/"}) {
     auto p = f.rfind(root);
     if (p != std::string::npos) return f.substr(p + 1);
   }
@@ -681,9 +683,9 @@ Outcome replay(const std::function<void()> &body,
 
 // Drops deviations (preemptions, interrupt arrivals) one at a time while
 // the failure still reproduces.
-std::vector<std::pair<long, int>> shrink(
-    const std::function<void()> &body, std::vector<std::pair<long, int>> dev,
-    long max_steps) {
+std::vector<std::pair<long, int>> shrink(const std::function<void()> &body,
+                                         std::vector<std::pair<long, int>> dev,
+                                         long max_steps) {
   int budget = 400;
   bool progress = true;
   while (progress && budget > 0) {
@@ -735,7 +737,8 @@ Options options_from_env(Options o) {
     if (v == "pct") o.strategy = Strategy::kPct;
     if (v == "dfs") o.strategy = Strategy::kDfs;
   }
-  if (!(v = flag_value("seed")).empty()) o.seed = strtoull(v.c_str(), nullptr, 0);
+  if (!(v = flag_value("seed")).empty())
+    o.seed = strtoull(v.c_str(), nullptr, 0);
   if (!(v = flag_value("schedules")).empty()) o.max_schedules = atol(v.c_str());
   if (!(v = flag_value("seconds")).empty()) o.max_seconds = atof(v.c_str());
   if (!(v = flag_value("depth")).empty()) o.pct_depth = atoi(v.c_str());
@@ -772,8 +775,12 @@ static void add_irq(int cpu, std::function<void()> fn, bool soft) {
   e->tasks.push_back(std::move(t));
 }
 
-void irq(int cpu, std::function<void()> fn) { add_irq(cpu, std::move(fn), false); }
-void softirq(int cpu, std::function<void()> fn) { add_irq(cpu, std::move(fn), true); }
+void irq(int cpu, std::function<void()> fn) {
+  add_irq(cpu, std::move(fn), false);
+}
+void softirq(int cpu, std::function<void()> fn) {
+  add_irq(cpu, std::move(fn), true);
+}
 
 void join() {
   Engine *e = g_engine;

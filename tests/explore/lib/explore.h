@@ -37,14 +37,14 @@ Options options_from_env(Options base = Options());
 
 struct Result {
   bool failed = false;
-  long schedules = 0;       // schedules run, the failing one included
-  long found_at = 0;        // 1-based index of the first failing schedule
+  long schedules = 0;  // schedules run, the failing one included
+  long found_at = 0;   // 1-based index of the first failing schedule
   double seconds = 0;
-  std::string schedule;     // the failing schedule, shrunk
-  std::string unshrunk;     // as first found
-  std::string message;      // what failed
-  std::string trace;        // readable trace of the shrunk schedule
-  bool exhausted = false;   // DFS: the bounded space is fully explored
+  std::string schedule;    // the failing schedule, shrunk
+  std::string unshrunk;    // as first found
+  std::string message;     // what failed
+  std::string trace;       // readable trace of the shrunk schedule
+  bool exhausted = false;  // DFS: the bounded space is fully explored
   double schedules_per_second() const {
     return seconds > 0 ? schedules / seconds : 0;
   }
@@ -85,11 +85,11 @@ void run_test(const char *name, const std::function<void()> &body,
 
 #define EXPLORE_CHECK(cond) ::explore::check((cond), #cond, __FILE__, __LINE__)
 
-#define EXPLORE_TEST(Suite, Name)                                  \
-  static void Suite##_##Name##_ExploreBody();                      \
-  TEST(Suite, Name) {                                              \
+#define EXPLORE_TEST(Suite, Name)                                        \
+  static void Suite##_##Name##_ExploreBody();                            \
+  TEST(Suite, Name) {                                                    \
     ::explore::run_test(#Suite "." #Name, Suite##_##Name##_ExploreBody); \
-  }                                                                \
+  }                                                                      \
   static void Suite##_##Name##_ExploreBody()
 
 #endif  // UKERN_TESTS_EXPLORE_H_
