@@ -164,6 +164,25 @@ uint64_t Ptr(Input &in, void *valid, size_t size, PtrClass *cls = nullptr) {
   }
 }
 
+// Whether [p, p + len) lies in the arena's readable part (up to the guard).
+bool InArena(uint64_t p, size_t len) {
+  Env &e = E();
+  auto lo = reinterpret_cast<uint64_t>(e.a);
+  auto hi = reinterpret_cast<uint64_t>(e.guard);
+  return p >= lo && p <= hi && len <= hi - p;
+}
+
+// Whether copying @len bytes from @p must fail: NULL and the first 64 KiB,
+// the kernel half, the arena's guard page and the page of its own, or a
+// range that starts in the arena and runs into the guard.
+bool Faults(uint64_t p, size_t len) {
+  Env &e = E();
+  auto guard = reinterpret_cast<uint64_t>(e.guard);
+  if (p < 0x10000 || p >= 0x00007ffffffff000ULL - len) return true;
+  if (p >= guard && p < guard + 2 * kPage) return true;
+  return p >= reinterpret_cast<uint64_t>(e.a) && p < guard && p + len > guard;
+}
+
 // Any address that is not the process's own memory: the kernel half, or the
 // first 64 KiB (below mmap_min_addr). A raw 64-bit value from the input
 // could name ukern's heap, which a real program cannot reach.
@@ -497,6 +516,38 @@ void Submit(Input &in, State &s) {
     keys[i] = {p, data};
   }
   uint64_t pp = Ptr(in, e.a->ptrs, sizeof(void *) * (fill ? fill : 1));
+  // A misaligned array, or one that runs into the guard page, hands the
+  // kernel other pointers than ptrs[]: pointers made of the bytes of two
+  // neighbours, or of the data area. Key what the kernel will read, and
+  // stop nr before a pointer into memory outside the arena (ukern's own
+  // heap, the sanitizer's shadow), which a real program could not name.
+  if (pp != reinterpret_cast<uint64_t>(e.a->ptrs)) {
+    for (int i = 0; i < fill; i++) {
+      uint64_t at = pp + i * sizeof(void *);
+      if (!InArena(at, sizeof(void *))) break;  // the kernel faults here
+      uint64_t q;
+      memcpy(&q, reinterpret_cast<const void *>(at), sizeof(q));
+      if (InArena(q, sizeof(struct iocb))) {
+        keys[i] = {q, 0};
+        memcpy(
+            &keys[i].second,
+            reinterpret_cast<const void *>(q + offsetof(struct iocb, aio_data)),
+            sizeof(keys[i].second));
+        uint16_t op;
+        memcpy(&op,
+               reinterpret_cast<const void *>(
+                   q + offsetof(struct iocb, aio_lio_opcode)),
+               sizeof(op));
+        poll[i] = op == IOCB_CMD_POLL;
+      } else if (Faults(q, sizeof(struct iocb))) {
+        keys[i] = {q, 0};
+        poll[i] = false;
+      } else {
+        if (nr > i) nr = i;
+        break;
+      }
+    }
+  }
   if (s.in_flight + (nr > 0 ? nr : 0) > kMaxInFlight && nr > 0 && nr < kIocbs)
     nr = 0;
   long r = ukern_io_submit(s.ctx, nr, reinterpret_cast<struct iocb **>(pp));
