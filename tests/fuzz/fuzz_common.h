@@ -61,12 +61,32 @@ class Input {
   abort();
 }
 
+// libFuzzer's own leak pass (-detect_leaks=1) runs the input again and then
+// LeakSanitizer after any input with more mallocs than frees; RCU's and
+// aio's deferred frees make that most inputs, each pass costs milliseconds,
+// and libFuzzer gives the pass up for good after 1000 of them.
+// tools/ukern fuzz runs the targets with -detect_leaks=0 and each input
+// ends here instead: a LeakSanitizer pass (some 80 ms) on the first input
+// of a process and on every 16384th after, so a leaked allocation is
+// reported within 16384 inputs of the one that made it (and at the
+// process's exit). Where LeakSanitizer is not linked in (the release and
+// tsan replays), nothing.
+extern "C" int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+inline void LeakSanitizerDue() {
+  static unsigned long n;
+  if (n++ % 16384 || !__lsan_do_recoverable_leak_check) return;
+  if (__lsan_do_recoverable_leak_check())
+    Finding("LeakSanitizer reports a leak (above)");
+}
+
 // Whether this input ends with the full leak check: settling the deferred
 // frees costs RCU grace periods, so the check runs on the first 64 inputs of
 // a process (a corpus replay) and on every 64th after; a leak is caught
 // within 64 inputs of the one that made it.
 // UKERN_FUZZ_CHECK_EVERY=1 checks after every input (to find the input).
+// It runs LeakSanitizerDue() too.
 inline bool LeakCheckDue() {
+  LeakSanitizerDue();
   static unsigned long n;
   static const unsigned long every = [] {
     const char *e = getenv("UKERN_FUZZ_CHECK_EVERY");

@@ -17,6 +17,8 @@
 
 #include <uk/linux/kstrtox.h>
 
+#include "fuzz_common.h"
+
 namespace {
 
 constexpr unsigned kBases[] = {0, 10, 16, 8, 2, 0, 10, 16,
@@ -223,5 +225,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
   }
+  uk::fuzz::LeakSanitizerDue();
   return 0;
 }
