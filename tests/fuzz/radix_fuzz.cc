@@ -2,7 +2,7 @@
 // lib/radix-tree.c (v3.4): sequences of insert, delete, lookup, tag
 // set/clear/get, gang lookups (both engines, items, slots and tags), holes,
 // range tagging and the chunk iterators, each checked against a std::map of
-// index -> (item, tags). Indices come from classes that reach every height:
+// index -> (item, tags); no step may WARN or sleep in atomic context. Indices come from classes that reach every height:
 // small, near a power of two, near ~0UL, or any 64-bit value. After the
 // sequence the tree is emptied; no node may stay allocated (checked on
 // every 64th input: LeakCheckDue()).
@@ -185,6 +185,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct radix_tree_root root;
   Model m;
 
+  long warns = uk::warn_count;
+
   INIT_RADIX_TREE(&root, GFP_KERNEL);
   for (int steps = 0; !in.empty() && steps < 256; steps++) {
     uint8_t op = in.u8();
@@ -198,10 +200,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 1: {
         void *item = NewItem();
         bool preload = op & 0x80;
-        if (preload && radix_tree_preload(GFP_KERNEL))
-          Finding("radix_tree_preload() failed");
-        int r = radix_tree_insert(&root, idx, item);
-        if (preload) radix_tree_preload_end();
+        int r;
+        if (preload) {
+          // A caller that preloads inserts with preemption off, into a
+          // tree whose mask cannot sleep, so that the nodes come from the
+          // preload (a GFP_KERNEL tree allocates them, and may sleep).
+          if (radix_tree_preload(GFP_KERNEL))
+            Finding("radix_tree_preload() failed");
+          gfp_t mask = root.gfp_mask & __GFP_BITS_MASK;
+          root.gfp_mask = (root.gfp_mask & ~__GFP_BITS_MASK) | GFP_ATOMIC;
+          r = radix_tree_insert(&root, idx, item);
+          root.gfp_mask = (root.gfp_mask & ~__GFP_BITS_MASK) | mask;
+          radix_tree_preload_end();
+        } else {
+          r = radix_tree_insert(&root, idx, item);
+        }
         if (r != (present ? -EEXIST : 0))
           Finding("radix_tree_insert(%#lx) gave %d, present %d", idx, r,
                   present);
@@ -312,6 +325,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     }
     if (preempt_count() != 0) Finding("preemption left disabled");
+    if (uk::warn_count != warns)
+      Finding("op %u at %#lx: a WARN or a sleep in atomic context (%ld)",
+              op % 12, idx, uk::warn_count - warns);
   }
   for (auto &[i, en] : m)
     if (radix_tree_delete(&root, i) != en.item)
