@@ -248,6 +248,7 @@ struct IocbSpec {
 	int16_t reqprio;
 	uint32_t flags;
 	Fd resfd;
+	bool resfd2; // resfd: the second eventfd, which no request reads or polls
 	uint64_t data;
 	// PREADV/PWRITEV: iovecs in the iov pages; bad_iov: one has a bad base
 	int niov;
@@ -357,6 +358,14 @@ IocbSpec gen_iocb(Rng &r, int slot_nr)
 	}
 	if (r.pct(2))
 		s.flags |= 1 << 5; // no such flag
+	// A request that completes in a worker (an fsync, a poll) signals its
+	// eventfd after its event shows in the ring, at a time that no call of
+	// the sequence waits for: a read or poll of that eventfd in the same
+	// batch, or right after the wait, would find the count 0 or 1 by
+	// chance. Such a request signals a second eventfd instead.
+	s.resfd2 =
+		s.resfd == kFdEventfd && (s.opcode == IOCB_CMD_FSYNC ||
+					  s.opcode == IOCB_CMD_FDSYNC || s.opcode == IOCB_CMD_POLL);
 	return s;
 }
 
@@ -575,6 +584,7 @@ bool have_odirect;
 
 struct Env {
 	int fd[kNrFds];
+	int eventfd2; // the resfd of requests that complete in a worker
 	std::string file;
 
 	void open_all(int run)
@@ -604,6 +614,11 @@ struct Env {
 		if (write(p[1], content.data(), 100) != 100)
 			exit(2);
 		fd[kFdEventfd] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		eventfd2 = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (eventfd2 < 0) {
+			perror("ukern-diffcheck: eventfd");
+			exit(2);
+		}
 		fd[kFdDevNull] = open("/dev/null", O_RDWR | O_CLOEXEC);
 		fd[kFdDir] = open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		fd[kFdPath] = open(file.c_str(), O_PATH | O_CLOEXEC);
@@ -620,6 +635,7 @@ struct Env {
 	{
 		for (int i = 0; i < kFdClosed; i++)
 			close(fd[i]);
+		close(eventfd2);
 		unlink(file.c_str());
 	}
 };
@@ -712,6 +728,7 @@ struct CtxModel {
 	bool live = false;
 	long expect = 0; // requests that complete (or have completed)
 	long reaped = 0;
+	long recorded = 0; // completions recorded, counted from the first
 	std::vector<PendingPoll> polls;
 };
 
@@ -750,8 +767,9 @@ class Runner
 	std::vector<CtxModel> ctxs_;
 	int slot_ctx_[2] = { -1, -1 };
 	aio_context_t stale_ = ~0UL;
-	// What each iocb slot was last submitted as (for naming events).
-	std::string slot_what_[kSlots];
+	// What each request was submitted as, by its slot and aio_data, for
+	// naming its event: a slot may be filled again before its event is read.
+	std::map<std::pair<int, uint64_t>, std::string> submitted_;
 
 	void log(int i, const std::string &what, long r)
 	{
@@ -853,22 +871,55 @@ class Runner
 			settle(&m);
 	}
 
-	void record_events(long n)
+	void record_event(const struct io_event &e)
 	{
-		for (long i = 0; i < n; i++) {
-			const struct io_event &e = scratch()->ev[i];
-			std::string obj = hex(e.obj), what;
+		std::string obj = hex(e.obj), what;
 
-			for (int k = 0; k < kSlots; k++)
-				if (e.obj == (uint64_t)(uintptr_t)slot(k)) {
-					obj = "cb" + std::to_string(k);
-					what = " " + slot_what_[k];
-				}
-			std::string key = obj + " data=" + hex(e.data) + " res=" + err_str(e.res) +
-					  " res2=" + std::to_string(e.res2);
-			res_.events.insert(key);
-			res_.names[key] = obj + what + key.substr(obj.size());
-		}
+		for (int k = 0; k < kSlots; k++)
+			if (e.obj == (uint64_t)(uintptr_t)slot(k)) {
+				auto it = submitted_.find({ k, e.data });
+
+				obj = "cb" + std::to_string(k);
+				if (it != submitted_.end())
+					what = " " + it->second;
+			}
+		std::string key = obj + " data=" + hex(e.data) + " res=" + err_str(e.res) +
+				  " res2=" + std::to_string(e.res2);
+		res_.events.insert(key);
+		res_.names[key] = obj + what + key.substr(obj.size());
+	}
+
+	// Records every completion the ring holds that is not recorded yet.
+	// A call that reaps fewer events than the ring holds takes the oldest,
+	// and which ones those are depends on the order in which the requests
+	// completed (an fsync's worker against an inline read), so the events
+	// are recorded from the ring before each call that reads it: what is
+	// compared is the set of completions, not the part of it that one call
+	// happens to return.
+	void peek_ring(CtxModel *m)
+	{
+		if (!m || !m->live)
+			return;
+		auto *r = (aio_ring_hdr *)m->ctx;
+		const auto *ring = (const struct io_event *)(r + 1);
+		unsigned head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		long avail = ring_avail(m->ctx);
+
+		if (r->nr == 0)
+			return;
+		for (long k = std::max(m->recorded, m->reaped); k < m->reaped + avail; k++)
+			record_event(ring[(head + (unsigned long)(k - m->reaped)) % r->nr]);
+		m->recorded = std::max(m->recorded, m->reaped + avail);
+	}
+
+	// Counts n reaped events and records those that peek_ring() has not.
+	void reaped(CtxModel *m, long n, const struct io_event *ev)
+	{
+		for (long i = 0; i < n; i++)
+			if (m->reaped + i >= m->recorded && ev)
+				record_event(ev[i]);
+		m->reaped += n;
+		m->recorded = std::max(m->recorded, m->reaped);
 	}
 
 	void fill_iocb(const IocbSpec &s)
@@ -885,7 +936,7 @@ class Runner
 		cb->aio_fildes = (uint32_t)env_.fd[s.fd];
 		cb->aio_reserved2 = s.reserved2;
 		cb->aio_flags = s.flags;
-		cb->aio_resfd = (uint32_t)env_.fd[s.resfd];
+		cb->aio_resfd = (uint32_t)(s.resfd2 ? env_.eventfd2 : env_.fd[s.resfd]);
 		cb->aio_offset = s.offset;
 		if (s.opcode == IOCB_CMD_POLL) {
 			cb->aio_buf = s.reqprio == -1 ? 0x10001 : (uint16_t)s.reqprio;
@@ -954,7 +1005,7 @@ class Runner
 		if (s.key)
 			d += " key=" + std::to_string(s.key);
 		if (s.flags & 1)
-			d += " resfd=" + std::string(fd_name[s.resfd]);
+			d += " resfd=" + std::string(s.resfd2 ? "eventfd2" : fd_name[s.resfd]);
 		if (s.flags & 2)
 			d += " ioprio=" + hex((uint16_t)s.reqprio);
 		if (s.flags & ~3u)
@@ -1016,7 +1067,7 @@ class Runner
 			for (long k = 0; m && k < r && k < (long)op.cbs.size(); k++) {
 				const IocbSpec &s = op.cbs[k];
 
-				slot_what_[s.slot] = describe(s);
+				submitted_[{ s.slot, s.data }] = describe(s);
 				if (s.opcode == IOCB_CMD_POLL)
 					m->polls.push_back(
 						{ s.slot, s.fd,
@@ -1034,6 +1085,7 @@ class Runner
 			struct timespec *ts = &sc->ts;
 
 			settle(m);
+			peek_ring(m);
 			switch (op.ts) {
 			case kTsZero:
 				sc->ts = { 0, 0 };
@@ -1109,12 +1161,10 @@ class Runner
 			watchdog_arm(false);
 			log(i, d, r);
 			if (r > 0 && m) {
-				m->reaped += r;
-				if (ev == sc->ev)
-					record_events(r);
-				else
+				if (ev != sc->ev)
 					res_.events.insert("(" + std::to_string(r) +
 							   " events to a misaligned array)");
+				reaped(m, r, ev == sc->ev ? sc->ev : nullptr);
 			}
 			break;
 		}
@@ -1197,10 +1247,8 @@ class Runner
 			struct timespec zero = { 0, 0 };
 			long r;
 
-			while ((r = b_.getevents(m.ctx, 0, 64, sc->ev, &zero)) > 0) {
-				m.reaped += r;
-				record_events(r);
-			}
+			while ((r = b_.getevents(m.ctx, 0, 64, sc->ev, &zero)) > 0)
+				reaped(&m, r, sc->ev);
 			res_.lines.push_back("end reaped " + std::to_string(m.reaped) + " of " +
 					     std::to_string(m.expect) + ", polls pending " +
 					     std::to_string(m.polls.size()));
