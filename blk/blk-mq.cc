@@ -2705,10 +2705,22 @@ static struct request_queue *blk_alloc_queue(struct queue_limits *lim, int node_
 	return q;
 }
 
-static void blk_free_queue(struct request_queue *q)
+/*
+ * After a grace period: a percpu_ref callback that is still running (the
+ * confirmation of the switch to atomic, whose put may be the last and wake
+ * mq_freeze_wq) ends before the queue goes.
+ */
+static void blk_free_queue_rcu(struct rcu_head *rcu_head)
 {
+	struct request_queue *q = container_of(rcu_head, struct request_queue, rcu_head);
+
 	percpu_ref_exit(&q->q_usage_counter);
 	kfree(q);
+}
+
+static void blk_free_queue(struct request_queue *q)
+{
+	call_rcu(&q->rcu_head, blk_free_queue_rcu);
 }
 
 void blk_put_queue(struct request_queue *q)

@@ -15,6 +15,7 @@
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/gfp.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
 #include <uk/shim/clock.h>
 #include <uk/shim/printk.h>
@@ -40,6 +41,9 @@ class NullBlkTest : public ::testing::Test {
     uk::printk_hook = nullptr;
     g_log = nullptr;
     null_blk_reset_module_params();
+    // A deleted device's queue is freed after a grace period
+    // (blk_free_queue_rcu()).
+    rcu_barrier();
     EXPECT_EQ(uk::kmalloc_nr_allocated(), kmalloc_before_) << "leak";
     EXPECT_EQ(uk::page_alloc_nr_allocated(), pages_before_) << "page leak";
   }

@@ -18,6 +18,7 @@
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/percpu-refcount.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/spinlock.h>
 #include <uk/linux/timer.h>
 #include <uk/linux/wait.h>
@@ -104,6 +105,7 @@ struct request_queue {
 	struct delayed_work requeue_work;
 
 	atomic_t refs; /* the struct itself (gendisk + block_device holders) */
+	struct rcu_head rcu_head;
 };
 
 #define blk_queue_dying(q) test_bit(QUEUE_FLAG_DYING, &(q)->queue_flags)

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// block/blk-core.c's request-queue lifetime: the last blk_put_queue() frees
+// the queue after an RCU grace period (blk_free_queue_rcu()), so that an
+// RCU callback still at work on the queue's usage counter (the confirmation
+// of its switch to atomic mode, whose put may be the last one and wake
+// mq_freeze_wq) ends before the queue goes.
+#include <gtest/gtest.h>
+
+#include <uk/linux/blk-mq.h>
+#include <uk/linux/err.h>
+#include <uk/linux/rcupdate.h>
+#include <uk/linux/slab.h>
+#include <uk/linux/workqueue.h>
+
+#include "../../blk/blk-mq.h"
+#include "testmain.h"
+
+namespace {
+
+blk_status_t CompleteAtOnce(struct blk_mq_hw_ctx *,
+                            const struct blk_mq_queue_data *bd) {
+  blk_mq_start_request(bd->rq);
+  blk_mq_end_request(bd->rq, BLK_STS_OK);
+  return BLK_STS_OK;
+}
+
+const struct blk_mq_ops kOps = {
+    .queue_rq = CompleteAtOnce,
+};
+
+TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
+  struct blk_mq_tag_set set = {};
+  set.ops = &kOps;
+  set.nr_hw_queues = 1;
+  set.queue_depth = 4;
+  set.numa_node = -1;
+  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+  // A second holder of the struct, as a gendisk is: the teardown drops
+  // the driver's reference and the queue stays.
+  atomic_inc(&q->refs);
+  blk_mq_destroy_queue(q);
+  flush_workqueue(kblockd_workqueue);
+  rcu_barrier();
+  long before = uk::slab_total_allocated();
+
+  rcu_read_lock();
+  blk_put_queue(q);
+  // Inside a read-side section no grace period ends: the queue is there.
+  EXPECT_EQ(atomic_read(&q->refs), 0);
+  EXPECT_EQ(uk::slab_total_allocated(), before);
+  rcu_read_unlock();
+
+  rcu_barrier();
+  // The queue and its usage counter's data.
+  EXPECT_EQ(uk::slab_total_allocated(), before - 2);
+  blk_mq_free_tag_set(&set);
+}
+
+}  // namespace
