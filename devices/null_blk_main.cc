@@ -936,12 +936,12 @@ static ssize_t nullb_device_badblocks_store(struct nullb_device *dev, const char
 		goto out;
 	/* The first write enables badblocks (shift -1 -> 0). */
 	cmpxchg(&dev->badblocks.shift, -1, 0);
-	if (buf[0] == '+') {
-		if (badblocks_set(&dev->badblocks, start, end - start + 1, 1))
-			ret = count;
-	} else if (badblocks_clear(&dev->badblocks, start, end - start + 1)) {
+	if (buf[0] == '+')
+		ret = badblocks_set(&dev->badblocks, start, end - start + 1, 1);
+	else
+		ret = badblocks_clear(&dev->badblocks, start, end - start + 1);
+	if (ret == 0)
 		ret = count;
-	}
 out:
 	kfree(orig);
 	return ret;

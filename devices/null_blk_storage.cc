@@ -435,7 +435,8 @@ blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
 {
 	struct badblocks *bb = &dev->badblocks;
 	unsigned int block_sectors = dev->blocksize >> SECTOR_SHIFT;
-	sector_t first_bad, bad_sectors;
+	sector_t first_bad;
+	int bad_sectors;
 	unsigned int partial_io_sectors = 0;
 
 	if (!badblocks_check(bb, sector, *nr_sectors, &first_bad, &bad_sectors))

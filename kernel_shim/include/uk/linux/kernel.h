@@ -22,8 +22,20 @@
 #define __round_mask(x, y) ((__typeof__(x))((y)-1))
 #define round_up(x, y) ((((x)-1) | __round_mask(x, y)) + 1)
 #define round_down(x, y) ((x) & ~__round_mask(x, y))
-#define roundup(x, y) ((((x) + ((y)-1)) / (y)) * (y))
-#define rounddown(x, y) ((x) - ((x) % (y)))
+/*
+ * Statement expressions, as in include/linux/math.h: each argument is read
+ * once, and a call whose value is dropped draws no unused-value warning.
+ */
+#define roundup(x, y)                                                    \
+	({                                                               \
+		__typeof__(y) __roundup_y = (y);                         \
+		(((x) + (__roundup_y - 1)) / __roundup_y) * __roundup_y; \
+	})
+#define rounddown(x, y)                                \
+	({                                             \
+		__typeof__(x) __rounddown_x = (x);     \
+		__rounddown_x - (__rounddown_x % (y)); \
+	})
 #define ALIGN(x, a) (((x) + ((__typeof__(x))(a)-1)) & ~((__typeof__(x))(a)-1))
 #define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
 #define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
