@@ -26,7 +26,7 @@ struct eventfd_ctx {
 namespace
 {
 
-thread_local bool in_eventfd = false;
+thread_local bool in_eventfd __attribute__((tls_model("initial-exec"))) = false;
 
 /* /proc/self/fd/N of an eventfd reads "anon_inode:[eventfd]". */
 bool fd_is_eventfd(int fd)

@@ -130,7 +130,9 @@ struct Pcp {
 	bool dead;
 };
 
-thread_local Pcp tls_pcp; // trivial TLS: no guard on the fast path
+// Trivial TLS: no guard on the fast path; initial-exec, as the slab's
+// counters, so that libukern_aio.so reads it without __tls_get_addr().
+thread_local Pcp tls_pcp __attribute__((tls_model("initial-exec")));
 
 struct Zone {
 	std::mutex lock;

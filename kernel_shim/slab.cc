@@ -166,8 +166,13 @@ struct ThreadCounters {
 	~ThreadCounters();
 };
 
-thread_local Counters *tls_ctr; // trivial TLS: no guard on the fast path
-thread_local bool tls_ctr_dead;
+/*
+ * Trivial TLS: no guard on the fast path. Initial-exec, as tls_cpu: in
+ * libukern_aio.so the default model reads it through __tls_get_addr() on
+ * every allocation and free.
+ */
+thread_local Counters *tls_ctr __attribute__((tls_model("initial-exec")));
+thread_local bool tls_ctr_dead __attribute__((tls_model("initial-exec")));
 
 ThreadCounters::~ThreadCounters()
 {

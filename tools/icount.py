@@ -64,16 +64,33 @@ def summary(path):
 
 
 def inclusive(path, fn):
-    """Inclusive Ir of every source-file part of function fn."""
-    out = subprocess.run(
-        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
-        check=True, capture_output=True, text=True).stdout
+    """Inclusive Ir of function fn, read from the callgrind file itself.
+
+    The sum is of the cost lines recorded while fn is the current function:
+    its own instructions, in whichever file their lines are (callgrind_annotate
+    splits a function with inlined code into one entry per file, and gives the
+    whole inclusive cost to one of them as well, so adding its entries counts
+    part of the function twice), and the inclusive cost of each call it makes
+    (the cost line after each `calls=` line).
+    """
+    names = {}
     total = 0
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?\S*?:(.*?)(?:\s+\[.*\])?$",
-                     line)
-        if m and m.group(2).strip() == fn:
-            total += int(m.group(1).replace(",", ""))
+    cur = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("fn=", "cfn=")):
+                # A compressed name "(id) name" is defined where it first
+                # appears, as caller or callee; later lines give "(id)".
+                key, _, val = line.rstrip("\n").partition("=")
+                m = re.match(r"\((\d+)\)(?: (.*))?$", val)
+                if m and m.group(2) is not None:
+                    names[m.group(1)] = m.group(2)
+                if key == "fn":
+                    cur = names.get(m.group(1)) if m else val
+            elif cur == fn and line[:1] in "0123456789+-*":
+                fields = line.split()
+                if len(fields) > 1:
+                    total += int(fields[1])
     return total
 
 
