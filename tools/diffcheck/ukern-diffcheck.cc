@@ -49,8 +49,16 @@
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/cpumask.h>
 
+#include "aio_backend_testlib.h"
+
 namespace
 {
+
+using aiotest::Backend;
+using aiotest::host_has_aio;
+using aiotest::HostBackend;
+using aiotest::sys_ret;
+using aiotest::UkernBackend;
 
 constexpr unsigned long kKernelAddr = 0xffff880000000000UL;
 constexpr int kSlots = 8;     // iocbs a sequence uses
@@ -482,99 +490,6 @@ std::vector<Op> generate(uint64_t seed, int max_ops)
 	}
 	return seq;
 }
-
-// ---------------------------------------------------------------------
-// Backends.
-
-class Backend
-{
-      public:
-	virtual ~Backend() = default;
-	virtual const char *name() = 0;
-	virtual long setup(unsigned nr, aio_context_t *ctxp) = 0;
-	virtual long destroy(aio_context_t ctx) = 0;
-	virtual long submit(aio_context_t ctx, long nr, struct iocb **iocbpp) = 0;
-	virtual long cancel(aio_context_t ctx, struct iocb *iocb, struct io_event *res) = 0;
-	virtual long getevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-			       struct timespec *ts) = 0;
-	virtual long pgetevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-				struct timespec *ts, const struct __aio_sigset *sig) = 0;
-};
-
-long sys_ret(long r)
-{
-	return r < 0 ? -errno : r;
-}
-
-class HostBackend : public Backend
-{
-      public:
-	const char *name() override
-	{
-		return "host";
-	}
-	long setup(unsigned nr, aio_context_t *ctxp) override
-	{
-		return sys_ret(syscall(SYS_io_setup, nr, ctxp));
-	}
-	long destroy(aio_context_t ctx) override
-	{
-		return sys_ret(syscall(SYS_io_destroy, ctx));
-	}
-	long submit(aio_context_t ctx, long nr, struct iocb **p) override
-	{
-		return sys_ret(syscall(SYS_io_submit, ctx, nr, p));
-	}
-	long cancel(aio_context_t ctx, struct iocb *iocb, struct io_event *res) override
-	{
-		return sys_ret(syscall(SYS_io_cancel, ctx, iocb, res));
-	}
-	long getevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-		       struct timespec *ts) override
-	{
-		return sys_ret(syscall(SYS_io_getevents, ctx, min_nr, nr, ev, ts));
-	}
-	long pgetevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-			struct timespec *ts, const struct __aio_sigset *sig) override
-	{
-		return sys_ret(syscall(SYS_io_pgetevents, ctx, min_nr, nr, ev, ts, sig));
-	}
-};
-
-class UkernBackend : public Backend
-{
-      public:
-	const char *name() override
-	{
-		return "ukern";
-	}
-	long setup(unsigned nr, aio_context_t *ctxp) override
-	{
-		return ukern_io_setup(nr, ctxp);
-	}
-	long destroy(aio_context_t ctx) override
-	{
-		return ukern_io_destroy(ctx);
-	}
-	long submit(aio_context_t ctx, long nr, struct iocb **p) override
-	{
-		return ukern_io_submit(ctx, nr, p);
-	}
-	long cancel(aio_context_t ctx, struct iocb *iocb, struct io_event *res) override
-	{
-		return ukern_io_cancel(ctx, iocb, res);
-	}
-	long getevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-		       struct timespec *ts) override
-	{
-		return ukern_io_getevents(ctx, min_nr, nr, ev, ts);
-	}
-	long pgetevents(aio_context_t ctx, long min_nr, long nr, struct io_event *ev,
-			struct timespec *ts, const struct __aio_sigset *sig) override
-	{
-		return ukern_io_pgetevents(ctx, min_nr, nr, ev, ts, sig);
-	}
-};
 
 // ---------------------------------------------------------------------
 // The objects a run works on, made afresh for each run.
@@ -1422,16 +1337,6 @@ bool odirect_works()
 	}
 	unlink(f.c_str());
 	return ok;
-}
-
-bool host_has_aio()
-{
-	aio_context_t ctx = 0;
-
-	if (syscall(SYS_io_setup, 1, &ctx) < 0)
-		return false;
-	syscall(SYS_io_destroy, ctx);
-	return true;
 }
 
 uint64_t seq_seed(uint64_t seed, long i)
