@@ -33,6 +33,7 @@
 #include <uk/shim/clock.h>
 
 #include "../../blk/blk-mq.h"
+#include "blkdev_testlib.h"
 #include "pipe_testlib.h"
 #include "testmain.h"
 
@@ -807,16 +808,10 @@ TEST_F(AioV26Test, OpcodesAreThoseOfTheEra)
 
 // ---- ukern block devices: O_DIRECT as -EIOCBQUEUED ----
 
-constexpr size_t kBs = 4096;
-
-struct AlignedBuf {
-	unsigned char *p;
-	explicit AlignedBuf(size_t n) : p(static_cast<unsigned char *>(aligned_alloc(kBs, n))) {}
-	~AlignedBuf()
-	{
-		free(p);
-	}
-};
+using blkdevtest::AlignedBuf;
+using blkdevtest::kBs;
+using blkdevtest::Prep;
+using blkdevtest::Reap;
 
 // A configfs null_blk device "v26blk" (16 MiB, memory backed) opened
 // through aio_open_blkdev(), the descriptor libukern_aio.so's open() gives.
@@ -879,33 +874,6 @@ class AioV26BlkdevTest : public AioV26Test, public ::testing::WithParamInterface
 		uk::clock_use_virtual();
 		uk::softirq_set_threads(false);
 		virtual_ = true;
-	}
-	static void Prep(struct iocb *cb, int fd, uint16_t op, void *buf, size_t len, long long off,
-			 uint64_t data)
-	{
-		memset(cb, 0, sizeof(*cb));
-		cb->aio_fildes = (uint32_t)fd;
-		cb->aio_lio_opcode = op;
-		cb->aio_buf = (uint64_t)(uintptr_t)buf;
-		cb->aio_nbytes = len;
-		cb->aio_offset = off;
-		cb->aio_data = data;
-	}
-	// Reaps exactly n events (bounded: 10 s each call).
-	static std::vector<struct io_event> Reap(unsigned long ctx, long n)
-	{
-		std::vector<struct io_event> ev(n);
-		long got = 0;
-		while (got < n) {
-			struct timespec ts = { 10, 0 };
-			long r = ukern_io_getevents(ctx, n - got, n - got, ev.data() + got, &ts);
-			EXPECT_GT(r, 0) << "io_getevents " << r;
-			if (r <= 0)
-				break;
-			got += r;
-		}
-		ev.resize(got);
-		return ev;
 	}
 	// n blocks from block `first` on, written then read back and compared.
 	void RoundTrip(unsigned long ctx, int fd, int n, long long first)
