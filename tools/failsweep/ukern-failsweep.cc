@@ -40,6 +40,7 @@
 #include <uk/linux/workqueue.h>
 
 #include "../../blk/blk-mq.h"
+#include "../common/ukern-counts.h"
 
 namespace
 {
@@ -72,11 +73,8 @@ struct Scenario {
 	long full = -1; /* a result below it (and >= 0) is a partial batch */
 };
 
-struct Counts {
-	std::map<std::string, long> caches;
-	long slab, live_ctx, live_reqs, warns;
-	size_t pcpu;
-};
+using toolcounts::Counts;
+using toolcounts::counts;
 
 const char *scenario_now = "";
 unsigned long n_now;
@@ -86,49 +84,6 @@ void on_alarm(int)
 	fprintf(stderr, "ukern-failsweep: %s: the run with fail-nth %lu did not end in 60 s\n",
 		scenario_now, n_now);
 	_exit(1);
-}
-
-void settle()
-{
-	int cpu;
-
-	if (kblockd_workqueue)
-		flush_workqueue(kblockd_workqueue);
-	uk::aio::quiesce();
-	rcu_barrier();
-	uk::aio::quiesce();
-	// The per-CPU radix-tree node preloads (null_blk's pages) are a
-	// cache, not a leak: emptied as on CPU offline.
-	for_each_possible_cpu (cpu)
-		radix_tree_cpu_dead(cpu);
-}
-
-Counts counts()
-{
-	// Frees that settling sets off (an RCU callback queueing work, say)
-	// settle in their turn: until the count holds.
-	long prev;
-
-	settle();
-	for (int i = 0; i < 20; i++) {
-		prev = uk::slab_total_allocated();
-		settle();
-		if (uk::slab_total_allocated() == prev)
-			break;
-	}
-	Counts c{};
-
-	uk::slab_for_each_cache(
-		[](const char *name, long live, void *arg) {
-			(*static_cast<std::map<std::string, long> *>(arg))[name] += live;
-		},
-		&c.caches);
-	c.slab = uk::slab_total_allocated();
-	c.live_ctx = uk::aio::nr_live_ctx();
-	c.live_reqs = uk::aio::nr_live_reqs();
-	c.warns = uk::warn_count;
-	c.pcpu = uk::percpu_bytes_in_use();
-	return c;
 }
 
 std::string diff(const Counts &a, const Counts &b)

@@ -53,6 +53,7 @@
 #include <uk/linux/workqueue.h>
 
 #include "../../blk/blk-mq.h"
+#include "../common/ukern-counts.h"
 
 namespace
 {
@@ -283,50 +284,10 @@ void failslab_on(bool on)
 	}
 }
 
-/* ---- leak counters (as tools/failsweep) ---- */
+/* ---- leak counters (tools/common/ukern-counts.h) ---- */
 
-struct Counts {
-	std::map<std::string, long> caches;
-	long slab, live_ctx, live_reqs;
-	size_t pcpu;
-};
-
-void settle()
-{
-	int cpu;
-
-	if (kblockd_workqueue)
-		flush_workqueue(kblockd_workqueue);
-	uk::aio::quiesce();
-	rcu_barrier();
-	uk::aio::quiesce();
-	for_each_possible_cpu (cpu)
-		radix_tree_cpu_dead(cpu);
-}
-
-Counts counts()
-{
-	long prev;
-
-	settle();
-	for (int i = 0; i < 20; i++) {
-		prev = uk::slab_total_allocated();
-		settle();
-		if (uk::slab_total_allocated() == prev)
-			break;
-	}
-	Counts c{};
-	uk::slab_for_each_cache(
-		[](const char *name, long live, void *arg) {
-			(*static_cast<std::map<std::string, long> *>(arg))[name] += live;
-		},
-		&c.caches);
-	c.slab = uk::slab_total_allocated();
-	c.live_ctx = uk::aio::nr_live_ctx();
-	c.live_reqs = uk::aio::nr_live_reqs();
-	c.pcpu = uk::percpu_bytes_in_use();
-	return c;
-}
+using toolcounts::Counts;
+using toolcounts::counts;
 
 /* What @b holds beyond @a: a description, and the number of objects. */
 std::string diff(const Counts &a, const Counts &b, long *objects)
