@@ -548,8 +548,8 @@ void Submit(Input &in, State &s) {
       }
     }
   }
-  if (s.in_flight + (nr > 0 ? nr : 0) > kMaxInFlight && nr > 0 && nr < kIocbs)
-    nr = 0;
+  // nr first: a count near LONG_MAX would overflow the sum.
+  if (nr > 0 && nr < kIocbs && s.in_flight + nr > kMaxInFlight) nr = 0;
   long r = ukern_io_submit(s.ctx, nr, reinterpret_cast<struct iocb **>(pp));
   TRACE("io_submit(nr %ld) = %ld\n", nr, r);
   for (int i = 0; i < fill && Tracing(); i++) {
