@@ -2,10 +2,14 @@
 /*
  * lib/sbitmap.c: scalable bitmaps and sbitmap_queue.
  *
- * Two wake-up schemes live here side by side. SBQ_WAKE_CURRENT is today's
- * (one completion counter and one wake-up counter per queue, batches spread
- * over the wait queues). SBQ_WAKE_V61 is Linux 6.1's per-waitqueue wait_cnt,
- * kept in functions of its own (*_v61) so the current code reads as upstream.
+ * Several wake-up schemes live here side by side. SBQ_WAKE_CURRENT is
+ * today's (one completion counter and one wake-up counter per queue, batches
+ * spread over the wait queues). The others count frees per wait queue
+ * (wait_cnt) as older kernels did, in functions of their own so the current
+ * code reads as upstream: SBQ_WAKE_V61 is Linux 6.1 (*_v61), SBQ_WAKE_V60 is
+ * Linux 4.x..6.0 (*_v60), and SBQ_WAKE_V61_NEXT is the 6.0 code with
+ * 040b83fcecfb and without 48c033314f37, as it stood on the way to 6.1
+ * (*_v61next).
  *
  * Upstream: lib/sbitmap.c @ v6.12
  */
@@ -20,13 +24,17 @@
 void (*sbq_v61_wake_hook)(struct sbitmap_queue *sbq, struct sbq_wait_state *ws);
 void (*sbitmap_deferred_clear_hook)(struct sbitmap_word *map);
 bool sbitmap_deferred_clear_v610;
-bool sbitmap_queue_wake_v61;
+int sbitmap_queue_wake;
 
-/* The era switches as parameters, "sbitmap.wake=v61" (docs/params.md). */
-static const char *const sbitmap_wake_names[] = { "current", "v61" };
-module_param_enum(wake, sbitmap_queue_wake_v61, sbitmap_wake_names, 0644);
+/*
+ * The era switches as parameters, "sbitmap.wake=v61" (docs/params.md). The
+ * names are in the order of enum sbq_wake_scheme.
+ */
+static const char *const sbitmap_wake_names[] = { "current", "v61", "v60", "v61next" };
+module_param_enum(wake, sbitmap_queue_wake, sbitmap_wake_names, 0644);
 MODULE_PARM_DESC(wake, "Wake-up scheme of every sbitmap_queue initialized after: current (6.2+), "
-		       "v61 (6.1's per-queue wait_cnt)");
+		       "v61 (6.1's per-queue wait_cnt), v60 (4.x-6.0, before 040b83fcecfb), "
+		       "v61next (040b83fcecfb without 48c033314f37)");
 
 static const char *const sbitmap_deferred_clear_names[] = { "current", "v610" };
 module_param_enum(deferred_clear, sbitmap_deferred_clear_v610, sbitmap_deferred_clear_names, 0644);
@@ -573,8 +581,8 @@ int sbitmap_queue_init_node(struct sbitmap_queue *sbq, unsigned int depth, int s
 		atomic_set(&sbq->ws[i].wait_cnt, sbq->wake_batch);
 	}
 
-	if (unlikely(sbitmap_queue_wake_v61))
-		sbitmap_queue_set_wake_scheme(sbq, SBQ_WAKE_V61);
+	if (unlikely(sbitmap_queue_wake != SBQ_WAKE_CURRENT))
+		sbitmap_queue_set_wake_scheme(sbq, (enum sbq_wake_scheme)sbitmap_queue_wake);
 	return 0;
 }
 
@@ -584,7 +592,8 @@ void sbitmap_queue_set_wake_scheme(struct sbitmap_queue *sbq, enum sbq_wake_sche
 
 	WARN_ON_ONCE(atomic_read(&sbq->ws_active));
 	sbq->wake_scheme = scheme;
-	if (scheme == SBQ_WAKE_V61)
+	/* Every per-queue wait_cnt scheme sizes its batches as 6.1 did. */
+	if (scheme != SBQ_WAKE_CURRENT)
 		sbq->wake_batch = sbq_calc_wake_batch_v61(sbq, sbq->sb.depth);
 	else
 		sbq->wake_batch = sbq_calc_wake_batch(sbq, sbq->sb.depth);
@@ -623,7 +632,7 @@ static void sbitmap_queue_update_wake_batch(struct sbitmap_queue *sbq, unsigned 
 {
 	unsigned int wake_batch;
 
-	if (sbq->wake_scheme == SBQ_WAKE_V61) {
+	if (sbq->wake_scheme != SBQ_WAKE_CURRENT) {
 		__sbitmap_queue_update_wake_batch_v61(sbq, sbq_calc_wake_batch_v61(sbq, depth));
 		return;
 	}
@@ -638,7 +647,7 @@ void sbitmap_queue_recalculate_wake_batch(struct sbitmap_queue *sbq, unsigned in
 	unsigned int wake_batch;
 	unsigned int depth = (sbq->sb.depth + users - 1) / users;
 
-	if (sbq->wake_scheme == SBQ_WAKE_V61) {
+	if (sbq->wake_scheme != SBQ_WAKE_CURRENT) {
 		/* v6.1 kept batches of at least 4 on maps of 32 bits or more. */
 		unsigned int min_batch = sbq->sb.depth >= (4 * SBQ_WAIT_QUEUES) ? 4 : 1;
 
@@ -850,6 +859,145 @@ static noinline void sbitmap_queue_wake_up_v61(struct sbitmap_queue *sbq, int nr
 		;
 }
 
+/* ---- Linux 6.0 wake-up (SBQ_WAKE_V60) and its first fix (SBQ_WAKE_V61_NEXT) ---- */
+
+/*
+ * v6.0: the first queue, from wake_index on, that has sleepers (6.1 also
+ * skips queues whose count is 0; 6.0 does not look at the count).
+ */
+static struct sbq_wait_state *sbq_wake_ptr_v60(struct sbitmap_queue *sbq)
+{
+	int i, wake_index;
+
+	if (!atomic_read(&sbq->ws_active))
+		return NULL;
+
+	wake_index = atomic_read(&sbq->wake_index);
+	for (i = 0; i < SBQ_WAIT_QUEUES; i++) {
+		struct sbq_wait_state *ws = &sbq->ws[wake_index];
+
+		if (waitqueue_active(&ws->wait)) {
+			if (wake_index != atomic_read(&sbq->wake_index))
+				atomic_set(&sbq->wake_index, wake_index);
+			return ws;
+		}
+
+		wake_index = sbq_index_inc(wake_index);
+	}
+
+	return NULL;
+}
+
+/*
+ * v6.0: charges one free to the queue sbq_wake_ptr_v60() picks. Returns true
+ * when the caller should call again.
+ *
+ * The free that takes the count to zero or below puts the batch back with
+ * a compare-and-exchange; the winner moves the index on, then wakes the
+ * queue it picked, the loser goes round again. Between the reset and the
+ * wake-up the queue can be charged again and woken by somebody else, and
+ * the index moved twice: the winner's wake-up then goes to a queue that
+ * may have nobody left (fixed by 040b83fcecfb).
+ */
+static bool __sbq_wake_up_v60(struct sbitmap_queue *sbq)
+{
+	struct sbq_wait_state *ws;
+	unsigned int wake_batch;
+	int wait_cnt;
+
+	ws = sbq_wake_ptr_v60(sbq);
+	if (!ws)
+		return false;
+
+	wait_cnt = atomic_dec_return(&ws->wait_cnt);
+	if (wait_cnt <= 0) {
+		int ret;
+
+		wake_batch = READ_ONCE(sbq->wake_batch);
+
+		/*
+		 * Read the batch before putting it back: pairs with smp_mb()
+		 * in __sbitmap_queue_update_wake_batch_v61().
+		 */
+		smp_mb__before_atomic();
+
+		/* Of concurrent callers, only one resets; the rest retry. */
+		ret = atomic_cmpxchg(&ws->wait_cnt, wait_cnt, wake_batch);
+		if (ret == wait_cnt) {
+			sbq_index_atomic_inc(&sbq->wake_index);
+			wake_up_nr(&ws->wait, wake_batch);
+			return false;
+		}
+
+		return true;
+	}
+
+	return false;
+}
+
+/*
+ * 040b83fcecfb (on the way to 6.1): wake first, then move the index and
+ * reset the count, and retry when the count went below zero or the queue
+ * turned out empty. The retry on an empty queue leaves a count taken to
+ * zero there without resetting it: later frees charged to that queue go
+ * below zero and retry for ever (fixed by 48c033314f37).
+ */
+static bool __sbq_wake_up_v61next(struct sbitmap_queue *sbq)
+{
+	struct sbq_wait_state *ws;
+	unsigned int wake_batch;
+	int wait_cnt;
+
+	ws = sbq_wake_ptr_v60(sbq);
+	if (!ws)
+		return false;
+
+	wait_cnt = atomic_dec_return(&ws->wait_cnt);
+	/*
+	 * Below zero, another caller is between its zero and its reset; no
+	 * sleepers, the free is owed to another queue: go round again.
+	 */
+	if (wait_cnt < 0 || !waitqueue_active(&ws->wait))
+		return true;
+
+	if (wait_cnt > 0)
+		return false;
+
+	wake_batch = READ_ONCE(sbq->wake_batch);
+
+	/* Wake before the reset, so that nobody charges the queue meanwhile. */
+	wake_up_nr(&ws->wait, wake_batch);
+
+	/*
+	 * Pairs with smp_mb() in __sbitmap_queue_update_wake_batch_v61() (the
+	 * batch is read before the reset), and with the full barrier of
+	 * atomic_dec_return() above in the next caller: one that sees the
+	 * reset count also sees the wake-up in waitqueue_active().
+	 */
+	smp_mb__before_atomic();
+
+	/* The index moves before the count comes back, or a caller would pick the old queue. */
+	sbq_index_atomic_inc(&sbq->wake_index);
+	atomic_set(&ws->wait_cnt, wake_batch);
+
+	return false;
+}
+
+/*
+ * ukern: out of line, like the v6.1 code. v6.0 charged one free per call
+ * whatever @nr a batched completion freed, so @nr is not taken here.
+ */
+static noinline void sbitmap_queue_wake_up_v60(struct sbitmap_queue *sbq, bool v61next)
+{
+	if (v61next) {
+		while (__sbq_wake_up_v61next(sbq))
+			;
+		return;
+	}
+	while (__sbq_wake_up_v60(sbq))
+		;
+}
+
 /* ---- current wake-up ---- */
 
 void sbitmap_queue_wake_up(struct sbitmap_queue *sbq, int nr)
@@ -870,6 +1018,10 @@ void sbitmap_queue_wake_up(struct sbitmap_queue *sbq, int nr)
 
 	if (unlikely(sbq->wake_scheme == SBQ_WAKE_V61)) {
 		sbitmap_queue_wake_up_v61(sbq, nr);
+		return;
+	}
+	if (unlikely(sbq->wake_scheme != SBQ_WAKE_CURRENT)) {
+		sbitmap_queue_wake_up_v60(sbq, sbq->wake_scheme == SBQ_WAKE_V61_NEXT);
 		return;
 	}
 
@@ -993,7 +1145,7 @@ void sbitmap_queue_show(struct sbitmap_queue *sbq, struct seq_file *m)
 	for (i = 0; i < SBQ_WAIT_QUEUES; i++) {
 		struct sbq_wait_state *ws = &sbq->ws[i];
 
-		if (sbq->wake_scheme == SBQ_WAKE_V61)
+		if (sbq->wake_scheme != SBQ_WAKE_CURRENT)
 			seq_printf(m, "\t{.wait_cnt=%d, .wait=%s},\n", atomic_read(&ws->wait_cnt),
 				   waitqueue_active(&ws->wait) ? "active" : "inactive");
 		else

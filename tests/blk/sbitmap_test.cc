@@ -419,11 +419,12 @@ TEST_F(SbqTest, ClearUpdatesFreeingCpuHintAndShow) {
   sbitmap_queue_free(&sbq);
 }
 
-// Frees with nobody waiting leave every wake-up counter alone, in both
-// schemes (sbitmap_queue_wake_up() returns on ws_active == 0 before it looks
+// Frees with nobody waiting leave every wake-up counter alone, in every
+// scheme (sbitmap_queue_wake_up() returns on ws_active == 0 before it looks
 // at the scheme); the first waiter then gets a full batch's worth of credit.
 TEST_F(SbqTest, FreesWithoutWaitersDoNoWakeAccounting) {
-  for (int scheme : {SBQ_WAKE_CURRENT, SBQ_WAKE_V61}) {
+  for (int scheme :
+       {SBQ_WAKE_CURRENT, SBQ_WAKE_V61, SBQ_WAKE_V60, SBQ_WAKE_V61_NEXT}) {
     struct sbitmap_queue sbq;
     ASSERT_EQ(sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, -1), 0);
     sbitmap_queue_set_wake_scheme(&sbq,

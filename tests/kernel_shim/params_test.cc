@@ -377,6 +377,15 @@ TEST_F(ParamsTest, SbitmapWakeSchemeAppliesToNewQueues) {
   EXPECT_EQ(sbq.wake_scheme, SBQ_WAKE_CURRENT);
   sbitmap_queue_free(&sbq);
   EXPECT_EQ(Parse("sbitmap.wake=v62"), -EINVAL);
+  ASSERT_EQ(Parse("sbitmap.wake=v60"), 0);
+  ASSERT_EQ(
+      sbitmap_queue_init_node(&sbq, 64, -1, false, GFP_KERNEL, NUMA_NO_NODE),
+      0);
+  EXPECT_EQ(sbq.wake_scheme, SBQ_WAKE_V60);
+  sbitmap_queue_free(&sbq);
+  ASSERT_EQ(Parse("sbitmap.wake=v61next"), 0);
+  EXPECT_EQ(Show("sbitmap.wake"), "v61next\n");
+  ASSERT_EQ(Parse("sbitmap.wake=current"), 0);
 
   ASSERT_EQ(Parse("sbitmap.deferred_clear=v610"), 0);
   EXPECT_TRUE(sbitmap_deferred_clear_v610);

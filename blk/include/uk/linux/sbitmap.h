@@ -68,13 +68,15 @@ struct sbitmap {
 enum sbq_wake_scheme {
 	SBQ_WAKE_CURRENT = 0, /* completion_cnt/wakeup_cnt (6.2+, as fixed in 6.5) */
 	SBQ_WAKE_V61 = 1,     /* per-waitqueue wait_cnt, Linux 6.1 */
+	SBQ_WAKE_V60 = 2,     /* per-waitqueue wait_cnt, Linux 4.x..6.0 */
+	SBQ_WAKE_V61_NEXT = 3, /* 6.0 with 040b83fcecfb, without 48c033314f37 */
 };
 
 struct sbq_wait_state {
 	/* Sleepers on this queue. */
 	wait_queue_head_t wait;
 
-	/* SBQ_WAKE_V61 only: counts down on frees; at zero this queue gets a wake-up. */
+	/* Per-queue schemes only (not SBQ_WAKE_CURRENT): counts down on frees; at zero this queue gets a wake-up. */
 	atomic_t wait_cnt;
 } ____cacheline_aligned_in_smp;
 
@@ -119,11 +121,11 @@ extern void (*sbq_v61_wake_hook)(struct sbitmap_queue *sbq, struct sbq_wait_stat
 extern void (*sbitmap_deferred_clear_hook)(struct sbitmap_word *map);
 extern bool sbitmap_deferred_clear_v610;
 /*
- * sbitmap_queue_init_node() gives new queues SBQ_WAKE_V61 when set: the
- * parameter sbitmap.wake=v61 (sbitmap.deferred_clear=v610 sets the switch
- * above).
+ * The enum sbq_wake_scheme that sbitmap_queue_init_node() gives new queues:
+ * the parameter sbitmap.wake=v61|v60|v61next (sbitmap.deferred_clear=v610
+ * sets the switch above).
  */
-extern bool sbitmap_queue_wake_v61;
+extern int sbitmap_queue_wake;
 
 int sbitmap_init_node(struct sbitmap *sb, unsigned int depth, int shift, gfp_t flags, int node,
 		      bool round_robin, bool alloc_hint);
