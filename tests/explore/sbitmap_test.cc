@@ -261,4 +261,59 @@ EXPLORE_TEST(Historical, SbitmapV60WrongQueueSurvives) {
   TwoQueues(SBQ_WAKE_CURRENT);
 }
 
+// ---- 040b83fcecfb without 48c033314f37: a count left at zero ----
+//
+// 040b83fcecfb made __sbq_wake_up() retry when the queue it charged had no
+// sleepers left, but a charge that took the count to 0 on such a queue
+// returned before the reset: the count stayed at 0, every later free on
+// that queue took it below zero and retried, and the completion spun for
+// ever while the queue's next sleeper slept (fixed by 48c033314f37,
+// "sbitmap: Avoid leaving waitqueue in invalid state in __sbq_wake_up()",
+// 6.1). Set-up: both tags of a depth-2 queue in flight (a batch of 1); two
+// tasks wait for a tag on ws[0] and keep it; one task on CPU 0 completes
+// both requests, one after the other, so that no other waker is ever
+// between its zero and its reset. The queue empties when a waiter's own
+// retry takes the freed tag between the completion's look at the queue and
+// its charge; the completion's spin is reported as a livelock. The check:
+// every task ends.
+
+SbqScene one_completer_scene;
+
+void OneCompleter(enum sbq_wake_scheme scheme) {
+  SbqScene *s = &one_completer_scene;
+  static int got[2];
+  EXPLORE_CHECK(
+      sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
+  sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
+  ZeroHints(&s->sbq.sb);
+  s->tag[0] = __sbitmap_queue_get(&s->sbq);
+  s->tag[1] = __sbitmap_queue_get(&s->sbq);
+  EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
+  explore::spawn([s] { got[0] = GetTagOrSleep(&s->sbq, &s->sbq.ws[0]); }, 1);
+  explore::spawn(
+      [s] {
+        for (int i = 0; i < 2; i++) sbitmap_queue_clear(&s->sbq, s->tag[i], 0);
+      },
+      0);
+  explore::spawn([s] { got[1] = GetTagOrSleep(&s->sbq, &s->sbq.ws[0]); }, 2);
+  explore::join();
+  EXPLORE_CHECK(got[0] != got[1]);
+  sbitmap_queue_free(&s->sbq);
+}
+
+TEST(Historical, SbitmapV61NextStuckCountFound) {
+  const long budget = 20000;
+  // Three switches: beyond the bounded search's two, in reach of the
+  // random walk.
+  explore::Options o = FindOptions(budget);
+  explore::Result r = explore::run([] { OneCompleter(SBQ_WAKE_V61_NEXT); }, o);
+  ReportFound("Historical.SbitmapV61NextStuckCountFound", r, o.max_schedules);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("livelock"), std::string::npos) << r.message;
+}
+
+EXPLORE_TEST(Historical, SbitmapV61NextStuckCountSurvives) {
+  OneCompleter(SBQ_WAKE_CURRENT);
+}
+
 }  // namespace
