@@ -783,22 +783,12 @@ static int nullb_update_nr_hw_queues(struct nullb_device *dev, unsigned int subm
 
 static int nullb_apply_submit_queues(struct nullb_device *dev, unsigned int submit_queues)
 {
-	int ret;
-
-	mutex_lock(&lock);
-	ret = nullb_update_nr_hw_queues(dev, submit_queues, dev->poll_queues);
-	mutex_unlock(&lock);
-	return ret;
+	return nullb_update_nr_hw_queues(dev, submit_queues, dev->poll_queues);
 }
 
 static int nullb_apply_poll_queues(struct nullb_device *dev, unsigned int poll_queues)
 {
-	int ret;
-
-	mutex_lock(&lock);
-	ret = nullb_update_nr_hw_queues(dev, dev->submit_queues, poll_queues);
-	mutex_unlock(&lock);
-	return ret;
+	return nullb_update_nr_hw_queues(dev, dev->submit_queues, poll_queues);
 }
 
 enum nullb_attr_type { A_UINT, A_ULONG, A_BOOL, A_POWER, A_BADBLOCKS, A_WO_ZONE };
@@ -864,12 +854,72 @@ static const struct nullb_attr *nullb_find_attr(const char *name)
 	return NULL;
 }
 
+/* The typed show and store helpers every plain attribute goes through. */
+static inline ssize_t nullb_device_uint_attr_show(unsigned int val, char *page)
+{
+	return snprintf(page, PAGE_SIZE, "%u\n", val);
+}
+
+static inline ssize_t nullb_device_ulong_attr_show(unsigned long val, char *page)
+{
+	return snprintf(page, PAGE_SIZE, "%lu\n", val);
+}
+
+static inline ssize_t nullb_device_bool_attr_show(bool val, char *page)
+{
+	return snprintf(page, PAGE_SIZE, "%u\n", val);
+}
+
+static ssize_t nullb_device_uint_attr_store(unsigned int *val, const char *page, size_t count)
+{
+	unsigned int tmp;
+	int result;
+
+	result = kstrtouint(page, 0, &tmp);
+	if (result < 0)
+		return result;
+
+	*val = tmp;
+	return count;
+}
+
+static ssize_t nullb_device_ulong_attr_store(unsigned long *val, const char *page, size_t count)
+{
+	int result;
+	unsigned long tmp;
+
+	result = kstrtoul(page, 0, &tmp);
+	if (result < 0)
+		return result;
+
+	*val = tmp;
+	return count;
+}
+
+static ssize_t nullb_device_bool_attr_store(bool *val, const char *page, size_t count)
+{
+	bool tmp;
+	int result;
+
+	result = kstrtobool(page, &tmp);
+	if (result < 0)
+		return result;
+
+	*val = tmp;
+	return count;
+}
+
+static ssize_t nullb_device_power_show(struct nullb_device *dev, char *page)
+{
+	return nullb_device_bool_attr_show(dev->power, page);
+}
+
 static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *page, size_t count)
 {
 	bool newp = false;
 	ssize_t ret;
 
-	ret = kstrtobool(page, &newp);
+	ret = nullb_device_bool_attr_store(&newp, page, count);
 	if (ret < 0)
 		return ret;
 
@@ -896,6 +946,11 @@ static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *pa
 out:
 	mutex_unlock(&lock);
 	return ret;
+}
+
+static ssize_t nullb_device_badblocks_show(struct nullb_device *dev, char *page)
+{
+	return badblocks_show(&dev->badblocks, page, 0);
 }
 
 /* "+start-end" marks sectors bad, "-start-end" clears them. */
@@ -1046,40 +1101,44 @@ ssize_t nullb_attr_store(struct nullb_device *dev, const char *name, const char 
 		/* zone_cond_store(): only meaningful on a zoned device. */
 		return -EINVAL;
 	case A_UINT: {
-		unsigned int v;
+		int (*apply_fn)(struct nullb_device * dev, unsigned int new_value) = a->apply;
+		unsigned int new_value = 0;
 
-		ret = kstrtouint(page, 0, &v);
+		ret = nullb_device_uint_attr_store(&new_value, page, count);
 		if (ret < 0)
 			return ret;
-		if (a->apply)
-			ret = a->apply(dev, v);
+		guard(mutex)(&lock);
+		if (apply_fn)
+			ret = apply_fn(dev, new_value);
 		else if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
 			ret = -EBUSY;
 		if (ret < 0)
 			return ret;
-		*(unsigned int *)field = v;
+		*(unsigned int *)field = new_value;
 		return count;
 	}
 	case A_ULONG: {
-		unsigned long v;
+		unsigned long new_value = 0;
 
-		ret = kstrtoul(page, 0, &v);
+		ret = nullb_device_ulong_attr_store(&new_value, page, count);
 		if (ret < 0)
 			return ret;
+		guard(mutex)(&lock);
 		if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
 			return -EBUSY;
-		*(unsigned long *)field = v;
+		*(unsigned long *)field = new_value;
 		return count;
 	}
 	case A_BOOL: {
-		bool v;
+		bool new_value = false;
 
-		ret = kstrtobool(page, &v);
+		ret = nullb_device_bool_attr_store(&new_value, page, count);
 		if (ret < 0)
 			return ret;
+		guard(mutex)(&lock);
 		if (test_bit(NULLB_DEV_FL_CONFIGURED, &dev->flags))
 			return -EBUSY;
-		*(bool *)field = v;
+		*(bool *)field = new_value;
 		return count;
 	}
 	}
@@ -1104,17 +1163,17 @@ ssize_t nullb_attr_show(struct nullb_device *dev, const char *name, char *page)
 
 	switch (a->type) {
 	case A_POWER:
-		return snprintf(page, PAGE_SIZE, "%u\n", dev->power);
+		return nullb_device_power_show(dev, page);
 	case A_BADBLOCKS:
-		return badblocks_show(&dev->badblocks, page, 0);
+		return nullb_device_badblocks_show(dev, page);
 	case A_WO_ZONE:
 		return -EPERM;
 	case A_UINT:
-		return snprintf(page, PAGE_SIZE, "%u\n", *(unsigned int *)field);
+		return nullb_device_uint_attr_show(*(unsigned int *)field, page);
 	case A_ULONG:
-		return snprintf(page, PAGE_SIZE, "%lu\n", *(unsigned long *)field);
+		return nullb_device_ulong_attr_show(*(unsigned long *)field, page);
 	case A_BOOL:
-		return snprintf(page, PAGE_SIZE, "%u\n", *(bool *)field);
+		return nullb_device_bool_attr_show(*(bool *)field, page);
 	}
 	return -EINVAL;
 }

@@ -73,8 +73,8 @@ out:
 	return err;
 }
 
-static blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum req_op op,
-					      sector_t sector, sector_t nr_sectors)
+static inline blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum req_op op,
+						     sector_t sector, sector_t nr_sectors)
 {
 	struct nullb_device *dev = cmd->nq->dev;
 
@@ -402,7 +402,7 @@ static int null_init_tag_set(struct blk_mq_tag_set *set, int poll_queues)
 	set->nr_maps = 1;
 	if (poll_queues) {
 		set->nr_hw_queues += poll_queues;
-		set->nr_maps = 3;
+		set->nr_maps += 2;
 	}
 	return blk_mq_alloc_tag_set(set);
 }

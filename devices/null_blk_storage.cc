@@ -64,7 +64,7 @@ static struct nullb_page *null_radix_tree_delete_item(struct radix_tree_root *ro
 	return (struct nullb_page *)radix_tree_delete(root, idx);
 }
 
-void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache)
+static void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache)
 {
 	unsigned int sector_bit;
 	u64 idx;
@@ -154,8 +154,8 @@ static struct nullb_page *__null_lookup_page(struct nullb *nullb, sector_t secto
 	return NULL;
 }
 
-struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
-				    bool ignore_cache)
+static struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
+					   bool ignore_cache)
 {
 	struct nullb_page *page = NULL;
 
@@ -166,7 +166,9 @@ struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool f
 	return __null_lookup_page(nullb, sector, for_write, false);
 }
 
-struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool ignore_cache)
+/* Called with nullb->lock held (irq); may drop and retake it. */
+static struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool ignore_cache)
+	__releases(&nullb->lock) __acquires(&nullb->lock)
 {
 	u64 idx;
 	struct nullb_page *t_page;

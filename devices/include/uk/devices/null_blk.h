@@ -250,11 +250,6 @@ static inline u64 mb_per_tick(int mbps)
 blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes);
 
 /* ---- memory-backed storage (null_blk_storage.cc) ---- */
-struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
-				    bool ignore_cache);
-/* Called with nullb->lock held (irq); may drop and retake it. */
-struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool ignore_cache);
-void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache);
 void null_free_device_storage(struct nullb_device *dev, bool is_cache);
 /* With nullb->lock held. */
 blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua);
