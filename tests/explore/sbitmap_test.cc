@@ -212,55 +212,6 @@ EXPLORE_TEST(Historical, SbitmapV610DeferredClearSurvives) {
   TwoAllocators(false);
 }
 
-// ---- v4.x..v6.0: a wake-up sent to a queue that its reset left empty ----
-//
-// Up to 6.0, __sbq_wake_up() took the count of the queue it picked to 0,
-// put the batch back with a compare-and-exchange, and only then moved
-// wake_index on and woke that queue. A second free could charge the same
-// queue in between, take its count to 0 again and wake its sleeper, and
-// the first wake-up then went to the emptied queue while a sleeper on the
-// next queue waited for ever (fixed by 040b83fcecfb, "sbitmap: fix possible
-// io hung due to lost wakeup", 6.1). Set-up: both tags of a depth-2 queue
-// in flight (a batch of 1); two tasks wait for a tag on ws[0] and ws[1], as
-// two hardware queues' wait_index hand them out, and keep it; two tasks on
-// the other CPUs complete a request each. The check: every task ends.
-
-SbqScene two_queues_scene;
-
-void TwoQueues(enum sbq_wake_scheme scheme) {
-  SbqScene *s = &two_queues_scene;
-  static int got[2];
-  EXPLORE_CHECK(
-      sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
-  sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
-  ZeroHints(&s->sbq.sb);
-  s->tag[0] = __sbitmap_queue_get(&s->sbq);
-  s->tag[1] = __sbitmap_queue_get(&s->sbq);
-  EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
-  for (int i = 0; i < 2; i++)
-    explore::spawn(
-        [s, i] { got[i] = GetTagOrSleep(&s->sbq, &s->sbq.ws[i]); }, 1 + i);
-  explore::spawn([s] { sbitmap_queue_clear(&s->sbq, s->tag[0], 0); }, 0);
-  explore::spawn([s] { sbitmap_queue_clear(&s->sbq, s->tag[1], 3); }, 3);
-  explore::join();
-  EXPLORE_CHECK(got[0] != got[1]);
-  sbitmap_queue_free(&s->sbq);
-}
-
-TEST(Historical, SbitmapV60WrongQueueFound) {
-  const long budget = 20000;
-  explore::Options o = FindOptions(budget, explore::Strategy::kDfs);
-  explore::Result r = explore::run([] { TwoQueues(SBQ_WAKE_V60); }, o);
-  ReportFound("Historical.SbitmapV60WrongQueueFound", r, o.max_schedules);
-  ASSERT_TRUE(r.failed);
-  EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
-      << r.message;
-}
-
-EXPLORE_TEST(Historical, SbitmapV60WrongQueueSurvives) {
-  TwoQueues(SBQ_WAKE_CURRENT);
-}
-
 // ---- 040b83fcecfb without 48c033314f37: a count left at zero ----
 //
 // 040b83fcecfb made __sbq_wake_up() retry when the queue it charged had no
