@@ -179,6 +179,19 @@ int blkdev_fault_in(struct block_device *bdev, loff_t pos, const struct iovec *i
 	loff_t size = (loff_t)uk::blkdev_size(bdev);
 	size_t count = 0, left;
 
+	/* One segment (io_prep_pread/pwrite): the checks and the probe in one pass. */
+	if (likely(nr_segs == 1)) {
+		char *base = (char *)iov->iov_base;
+
+		count = iov->iov_len;
+		if ((((unsigned long)base | count | (unsigned long)pos) & (lbs - 1)) || pos < 0 ||
+		    pos >= size)
+			return 0;
+		left = min(count, (size_t)(size - pos));
+		return (write ? fault_in_readable(base, left) : fault_in_writeable(base, left)) ?
+			       -EFAULT :
+			       0;
+	}
 	for (unsigned long i = 0; i < nr_segs; i++) {
 		if (((unsigned long)iov[i].iov_base | iov[i].iov_len) & (lbs - 1))
 			return 0;
