@@ -6,7 +6,6 @@
  * long as the context does. Signalling writes 1 to the host descriptor.
  */
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,18 +27,24 @@ namespace
 
 thread_local bool in_eventfd __attribute__((tls_model("initial-exec"))) = false;
 
-/* /proc/self/fd/N of an eventfd reads "anon_inode:[eventfd]". */
-bool fd_is_eventfd(int fd)
+/*
+ * fdget() and the f_op check of eventfd_ctx_fdget() in one system call:
+ * /proc/self/fd/N of an eventfd reads "anon_inode:[eventfd]", and a number
+ * that is no open descriptor has no link (ENOENT). 0, -EBADF or -EINVAL.
+ */
+int fd_check_eventfd(int fd)
 {
 	char path[64], target[64];
 	ssize_t n;
 
+	if (fd < 0)
+		return -EBADF;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n < 0)
-		return false;
+		return errno == ENOENT ? -EBADF : -EINVAL;
 	target[n] = '\0';
-	return strcmp(target, "anon_inode:[eventfd]") == 0;
+	return strcmp(target, "anon_inode:[eventfd]") == 0 ? 0 : -EINVAL;
 }
 
 } // namespace
@@ -47,20 +52,17 @@ bool fd_is_eventfd(int fd)
 struct eventfd_ctx *eventfd_ctx_fdget(int fd)
 {
 	struct eventfd_ctx *ctx;
-	struct stat st;
-	int dup_fd;
+	int dup_fd, err;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return (struct eventfd_ctx *)ERR_PTR(-EBADF);
-	if (!fd_is_eventfd(fd))
-		return (struct eventfd_ctx *)ERR_PTR(-EINVAL);
+	err = fd_check_eventfd(fd);
+	if (err)
+		return (struct eventfd_ctx *)ERR_PTR(err);
 	ctx = (struct eventfd_ctx *)kmalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return (struct eventfd_ctx *)ERR_PTR(-ENOMEM);
 	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dup_fd < 0) {
-		int err = errno;
-
+		err = errno;
 		kfree(ctx);
 		return (struct eventfd_ctx *)ERR_PTR(err == EMFILE ? -EMFILE : -EBADF);
 	}
