@@ -160,5 +160,49 @@ class FileTest(unittest.TestCase):
                 self.assertEqual(json.load(f), data)
 
 
+# A callgrind file in the shape valgrind 3.19 writes: compressed names, the
+# function's name first given as a callee (cfn=), and part of its lines in an
+# inlined header (fi=/fe=). uk::host_vcpu_slow() has 4 + 6 instructions of
+# its own and calls sched_getcpu() for 20: 30 in all, counted once.
+CANNED_CALLGRIND = """version: 1
+creator: callgrind-3.19.0
+positions: line
+events: Ir
+summary: 100
+
+fl=(1) bench.cc
+fn=(1) main
+10 40
+cfl=(2) cpu.cc
+cfn=(2) uk::host_vcpu_slow()
+calls=1 5
+11 30
+fl=(2)
+fn=(2)
+fi=(3) cpu.h
+7 4
+cfl=(4) sched_getcpu.c
+cfn=(4) sched_getcpu
+calls=1 3
+8 20
+fe=(2)
+12 6
+fl=(4)
+fn=(4)
+3 20
+"""
+
+
+class InclusiveTest(unittest.TestCase):
+    def test_function_with_inlined_parts_counts_once(self):
+        import icount
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "cg.out")
+            with open(path, "w") as f:
+                f.write(CANNED_CALLGRIND)
+            self.assertEqual(icount.inclusive(path, icount.SLOW_CPU), 30)
+            self.assertEqual(icount.summary(path), 100)
+
+
 if __name__ == "__main__":
     unittest.main()
