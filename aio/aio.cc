@@ -1368,16 +1368,20 @@ struct aio_thread_efd {
 	int fd = -1;
 	~aio_thread_efd()
 	{
-		if (fd >= 0)
+		if (fd >= 0) {
+			aio_kernel_fd_clear(fd);
 			close(fd);
+		}
 	}
 };
 static thread_local aio_thread_efd aio_sleeper;
 
 static int aio_sleeper_fd(void)
 {
-	if (unlikely(aio_sleeper.fd < 0))
+	if (unlikely(aio_sleeper.fd < 0)) {
 		aio_sleeper.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		aio_kernel_fd_set(aio_sleeper.fd);
+	}
 	return aio_sleeper.fd;
 }
 
@@ -1908,6 +1912,8 @@ static aio_poller *aio_get_poller(void)
 	INIT_LIST_HEAD(&p->runq);
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	aio_kernel_fd_set(p->epfd);
+	aio_kernel_fd_set(p->wakefd);
 	struct epoll_event ev = {};
 	ev.events = EPOLLIN;
 	ev.data.ptr = NULL;
@@ -2563,6 +2569,8 @@ static void aio_fork_child(void)
 	spin_lock_init(&aio_nr_lock);
 	aio_nr = 0;
 	if (aio_poller_state) {
+		aio_kernel_fd_clear(aio_poller_state->epfd);
+		aio_kernel_fd_clear(aio_poller_state->wakefd);
 		close(aio_poller_state->epfd);
 		close(aio_poller_state->wakefd);
 		aio_poller_state = nullptr; /* leaked, as in the parent's copy */

@@ -90,6 +90,38 @@ void aio_wq_flush(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* The kernel's own descriptors (see aio_internal.h).                   */
+
+namespace
+{
+
+constexpr int kMaxKernelFd = 65536;
+unsigned long kernel_fds[kMaxKernelFd / BITS_PER_LONG];
+
+bool aio_kernel_fd(unsigned int fd)
+{
+	return fd < (unsigned)kMaxKernelFd &&
+	       (__atomic_load_n(&kernel_fds[fd / BITS_PER_LONG], __ATOMIC_RELAXED) &
+		(1UL << (fd % BITS_PER_LONG)));
+}
+
+} // namespace
+
+void aio_kernel_fd_set(int fd)
+{
+	if (fd >= 0 && fd < kMaxKernelFd)
+		__atomic_fetch_or(&kernel_fds[fd / BITS_PER_LONG], 1UL << (fd % BITS_PER_LONG),
+				  __ATOMIC_RELAXED);
+}
+
+void aio_kernel_fd_clear(int fd)
+{
+	if (fd >= 0 && fd < kMaxKernelFd)
+		__atomic_fetch_and(&kernel_fds[fd / BITS_PER_LONG], ~(1UL << (fd % BITS_PER_LONG)),
+				   __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ */
 /* Ring pages.                                                         */
 
 /*
@@ -219,13 +251,16 @@ aio_ring_arena *arena_new(unsigned long npages, bool dedicated)
 		delete a;
 		return nullptr;
 	}
+	aio_kernel_fd_set(a->fd);
 	if (ftruncate(a->fd, size) < 0) {
+		aio_kernel_fd_clear(a->fd);
 		close(a->fd);
 		delete a;
 		return nullptr;
 	}
 	a->kbase = (char *)mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
 	if (a->kbase == MAP_FAILED) {
+		aio_kernel_fd_clear(a->fd);
 		close(a->fd);
 		delete a;
 		return nullptr;
@@ -237,6 +272,7 @@ aio_ring_arena *arena_new(unsigned long npages, bool dedicated)
 		a->ubase = (char *)reserve(nullptr, size);
 		if (a->ubase == MAP_FAILED) {
 			munmap(a->kbase, size);
+			aio_kernel_fd_clear(a->fd);
 			close(a->fd);
 			delete a;
 			return nullptr;
@@ -346,6 +382,7 @@ void aio_ring_area_free(struct aio_ring_area *area)
 		user_mapping_gone(area);
 	if (a->dedicated) {
 		munmap(a->kbase, a->npages * AIO_PAGE_SIZE);
+		aio_kernel_fd_clear(a->fd);
 		close(a->fd);
 		delete a;
 		ring_vmas.fetch_sub(1, std::memory_order_relaxed);
@@ -440,8 +477,10 @@ int aio_vm_munmap(unsigned long start, size_t len)
 void aio_ring_fork_child(void)
 {
 	if (arenas)
-		for (aio_ring_arena *a : *arenas)
+		for (aio_ring_arena *a : *arenas) {
+			aio_kernel_fd_clear(a->fd);
 			close(a->fd);
+		}
 	arenas = nullptr; /* the mappings are not in the child */
 	ring_vmas.store(0, std::memory_order_relaxed);
 	user_maps = nullptr; /* the parent's, leaked */
@@ -586,6 +625,7 @@ HostRing *get_host_ring(void)
 		host_ring_state.store(kRingFailed, std::memory_order_release);
 		return nullptr;
 	}
+	aio_kernel_fd_set(r->ring.ring_fd);
 	/* The reaper takes none of the program's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -793,8 +833,10 @@ void aio_host_exit(void)
 void aio_wq_fork_child(void)
 {
 	/* The reaper is not in the child: a ring of its own starts on demand. */
-	if (host_ring_state.load(std::memory_order_relaxed) == kRingUp)
+	if (host_ring_state.load(std::memory_order_relaxed) == kRingUp) {
+		aio_kernel_fd_clear(host_ring->ring.ring_fd);
 		io_uring_queue_exit(&host_ring->ring);
+	}
 	host_ring = nullptr; /* the parent's, leaked */
 	host_ring_state.store(kRingUnset, std::memory_order_relaxed);
 	host_inflight_nr.store(0, std::memory_order_relaxed);
@@ -871,7 +913,7 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 		if (f)
 			return f;
 	}
-	if (fd > INT_MAX)
+	if (fd > INT_MAX || aio_kernel_fd(fd))
 		return nullptr;
 	flags = fcntl((int)fd, F_GETFL);
 	if (flags < 0 || (flags & O_PATH))
@@ -901,6 +943,7 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 void fput(struct file *file)
 {
 	if (file->f_owned_fd) {
+		aio_kernel_fd_clear(file->f_fd);
 		close(file->f_fd);
 		file->f_owned_fd = false;
 	}
@@ -921,6 +964,7 @@ int aio_file_pin(struct file *file)
 	nfd = fcntl(file->f_fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0)
 		return -errno;
+	aio_kernel_fd_set(nfd);
 	file->f_fd = nfd;
 	file->f_owned_fd = true;
 	return 0;

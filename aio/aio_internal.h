@@ -61,6 +61,16 @@ long aio_ring_vmas_max(void);
 void aio_ring_fork_child(void);
 
 /* Files. */
+/*
+ * Descriptors that ukern opens for itself (the memfds of the ring arenas,
+ * the io_uring instance, the poller's epoll and eventfd, the sleepers'
+ * eventfds, the dups that pin host files) stand for files of the kernel,
+ * which have no number in the program's descriptor table: aio_fget()
+ * answers for them as for a number that is not open. Marked after they
+ * are opened, unmarked before they are closed (numbers below 65536).
+ */
+void aio_kernel_fd_set(int fd);
+void aio_kernel_fd_clear(int fd);
 struct file *aio_fget(unsigned int fd, struct file *host_storage);
 void fput(struct file *file);
 /* Make the file usable after io_submit() returns (dup a host fd). */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -502,6 +503,81 @@ TEST_F(HostTest, ExitCompletesWaitingRequests)
  * have), the threads backend serves the same requests. Runs in a fresh
  * process: this test binary again, with only SeccompChild, under the filter.
  */
+/* The descriptors whose /proc/self/fd link starts with @prefix. */
+std::vector<int> FdsLinkedTo(const char *prefix)
+{
+	std::vector<int> fds;
+	for (int fd = 0; fd < 4096; fd++) {
+		char path[64], target[256] = {};
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (readlink(path, target, sizeof(target) - 1) > 0 &&
+		    strncmp(target, prefix, strlen(prefix)) == 0)
+			fds.push_back(fd);
+	}
+	return fds;
+}
+
+/*
+ * The descriptors ukern opens for itself are the kernel's files, which the
+ * program's table does not hold: an iocb that names the memfd of the ring
+ * pages, or the poller's epoll, gets -EBADF, and nothing reaches the ring
+ * through them. Were the write of zeros below accepted, it would clear the
+ * ring's header and the event of the read before it, and the reaper would
+ * return an event of all zeros.
+ */
+TEST_F(HostTest, KernelDescriptorsAreNotTheProgramsOwn)
+{
+	static char zeros[4096];
+	char buf[8];
+	int nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(nfd, 0);
+	OpenContext(2);
+	std::vector<int> fds = FdsLinkedTo("/memfd:[aio]");
+	ASSERT_FALSE(fds.empty());
+
+	/* An event on the ring, not yet reaped. */
+	struct iocb rd;
+	Prep(&rd, IOCB_CMD_PREAD, nfd, buf, sizeof(buf), 0);
+	rd.aio_data = 0x1234;
+	ASSERT_EQ(Submit({ &rd }), 1);
+
+	/* A poll that waits starts the poller (its epoll is the kernel's too). */
+	int p[2];
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	struct iocb pl = {};
+	pl.aio_lio_opcode = IOCB_CMD_POLL;
+	pl.aio_fildes = p[0];
+	pl.aio_buf = POLLIN;
+	ASSERT_EQ(Submit({ &pl }), 1);
+	for (int fd : FdsLinkedTo("anon_inode:[eventpoll]"))
+		fds.push_back(fd);
+
+	for (int fd : fds) {
+		SCOPED_TRACE(fd);
+		struct iocb wr, rd2, fs;
+		Prep(&wr, IOCB_CMD_PWRITE, fd, zeros, sizeof(zeros), 0);
+		Prep(&rd2, IOCB_CMD_PREAD, fd, zeros, sizeof(zeros), 0);
+		Prep(&fs, IOCB_CMD_FSYNC, fd, nullptr, 0, 0);
+		EXPECT_EQ(Submit({ &wr }), -EBADF);
+		EXPECT_EQ(Submit({ &rd2 }), -EBADF);
+		EXPECT_EQ(Submit({ &fs }), -EBADF);
+	}
+
+	std::vector<struct io_event> ev = Reap(1);
+	EXPECT_EQ(ev.at(0).obj, (unsigned long)&rd);
+	EXPECT_EQ(ev.at(0).data, 0x1234u);
+	EXPECT_EQ(ev.at(0).res, 0);
+
+	/* The poll completes once the pipe is readable. */
+	ASSERT_EQ(write(p[1], "x", 1), 1);
+	ev = Reap(1);
+	EXPECT_EQ(ev.at(0).obj, (unsigned long)&pl);
+	EXPECT_EQ(ev.at(0).res & POLLIN, POLLIN);
+	close(p[0]);
+	close(p[1]);
+	close(nfd);
+}
+
 TEST_F(HostTest, FallsBackWhereIoUringIsRefused)
 {
 	std::string filter = "--gtest_filter=HostTest.SeccompChild";
