@@ -188,9 +188,9 @@ int blkdev_fault_in(struct block_device *bdev, loff_t pos, const struct iovec *i
 		    pos >= size)
 			return 0;
 		left = min(count, (size_t)(size - pos));
-		return (write ? fault_in_readable(base, left) : fault_in_writeable(base, left)) ?
-			       -EFAULT :
-			       0;
+		return (write ? fault_in_readable(base, left) : fault_in_writeable(base, left))
+			       ? -EFAULT
+			       : 0;
 	}
 	for (unsigned long i = 0; i < nr_segs; i++) {
 		if (((unsigned long)iov[i].iov_base | iov[i].iov_len) & (lbs - 1))

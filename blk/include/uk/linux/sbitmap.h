@@ -66,9 +66,9 @@ struct sbitmap {
 
 /* Which wake-up algorithm an sbitmap_queue runs (ukern). */
 enum sbq_wake_scheme {
-	SBQ_WAKE_CURRENT = 0, /* completion_cnt/wakeup_cnt (6.2+, as fixed in 6.5) */
-	SBQ_WAKE_V61 = 1,     /* per-waitqueue wait_cnt, Linux 6.1 */
-	SBQ_WAKE_V60 = 2,     /* per-waitqueue wait_cnt, Linux 4.x..6.0 */
+	SBQ_WAKE_CURRENT = 0,  /* completion_cnt/wakeup_cnt (6.2+, as fixed in 6.5) */
+	SBQ_WAKE_V61 = 1,      /* per-waitqueue wait_cnt, Linux 6.1 */
+	SBQ_WAKE_V60 = 2,      /* per-waitqueue wait_cnt, Linux 4.x..6.0 */
 	SBQ_WAKE_V61_NEXT = 3, /* 6.0 with 040b83fcecfb, without 48c033314f37 */
 };
 
