@@ -1929,16 +1929,39 @@ void blk_queue_usage_counter_release(struct percpu_ref *ref)
 	wake_up_all(&q->mq_freeze_wq);
 }
 
-void blk_freeze_queue_start(struct request_queue *q)
+/* No lockdep: no task owns a freeze, and nothing is to be released at the last unfreeze. */
+static bool blk_freeze_set_owner(struct request_queue *q, struct task_struct *owner)
 {
+	return false;
+}
+
+static bool blk_unfreeze_check_owner(struct request_queue *q)
+{
+	return false;
+}
+
+bool __blk_freeze_queue_start(struct request_queue *q, struct task_struct *owner)
+{
+	bool freeze;
+
 	mutex_lock(&q->mq_freeze_lock);
+	freeze = blk_freeze_set_owner(q, owner);
 	if (++q->mq_freeze_depth == 1) {
 		percpu_ref_kill(&q->q_usage_counter);
 		mutex_unlock(&q->mq_freeze_lock);
-		blk_mq_run_hw_queues(q, false);
+		if (queue_is_mq(q))
+			blk_mq_run_hw_queues(q, false);
 	} else {
 		mutex_unlock(&q->mq_freeze_lock);
 	}
+
+	return freeze;
+}
+
+void blk_freeze_queue_start(struct request_queue *q)
+{
+	if (__blk_freeze_queue_start(q, current))
+		blk_freeze_acquire_lock(q, false, false);
 }
 
 void blk_mq_freeze_queue_wait(struct request_queue *q)
@@ -1952,22 +1975,55 @@ int blk_mq_freeze_queue_wait_timeout(struct request_queue *q, unsigned long time
 				  timeout);
 }
 
-void blk_mq_freeze_queue(struct request_queue *q)
+/* Once it returns, no request of q is in use until the queue is unfrozen. */
+void blk_freeze_queue(struct request_queue *q)
 {
 	blk_freeze_queue_start(q);
 	blk_mq_freeze_queue_wait(q);
 }
 
-void blk_mq_unfreeze_queue(struct request_queue *q)
+void blk_mq_freeze_queue(struct request_queue *q)
 {
+	blk_freeze_queue(q);
+}
+
+bool __blk_mq_unfreeze_queue(struct request_queue *q, bool force_atomic)
+{
+	bool unfreeze;
+
 	mutex_lock(&q->mq_freeze_lock);
+	if (force_atomic)
+		q->q_usage_counter.data->force_atomic = true;
 	q->mq_freeze_depth--;
 	WARN_ON_ONCE(q->mq_freeze_depth < 0);
 	if (!q->mq_freeze_depth) {
 		percpu_ref_resurrect(&q->q_usage_counter);
 		wake_up_all(&q->mq_freeze_wq);
 	}
+	unfreeze = blk_unfreeze_check_owner(q);
 	mutex_unlock(&q->mq_freeze_lock);
+
+	return unfreeze;
+}
+
+void blk_mq_unfreeze_queue(struct request_queue *q)
+{
+	if (__blk_mq_unfreeze_queue(q, false))
+		blk_unfreeze_release_lock(q, false, false);
+}
+
+/*
+ * Freezing and unfreezing without an owner: the task that unfreezes need
+ * not be the one that froze (fragile; for callers that cannot do otherwise).
+ */
+void blk_freeze_queue_start_non_owner(struct request_queue *q)
+{
+	__blk_freeze_queue_start(q, NULL);
+}
+
+void blk_mq_unfreeze_queue_non_owner(struct request_queue *q)
+{
+	__blk_mq_unfreeze_queue(q, false);
 }
 
 void blk_mq_quiesce_queue_nowait(struct request_queue *q)
@@ -1999,7 +2055,9 @@ void blk_mq_wait_quiesce_done(struct blk_mq_tag_set *set)
 void blk_mq_quiesce_queue(struct request_queue *q)
 {
 	blk_mq_quiesce_queue_nowait(q);
-	blk_mq_wait_quiesce_done(q->tag_set);
+	/* Only blk-mq queues have dispatch sections to wait for. */
+	if (queue_is_mq(q))
+		blk_mq_wait_quiesce_done(q->tag_set);
 }
 
 void blk_mq_unquiesce_queue(struct request_queue *q)

@@ -315,6 +315,28 @@ static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
 		blk_mq_run_dispatch_unlock((q), __idx); \
 	} while (0)
 
+bool __blk_freeze_queue_start(struct request_queue *q, struct task_struct *owner);
+bool __blk_mq_unfreeze_queue(struct request_queue *q, bool force_atomic);
+void blk_freeze_queue(struct request_queue *q);
+
+static inline void blk_freeze_acquire_lock(struct request_queue *q, bool disk_dead,
+					   bool queue_dying)
+{
+	if (!disk_dead)
+		rwsem_acquire(&q->io_lockdep_map, 0, 1, _RET_IP_);
+	if (!queue_dying)
+		rwsem_acquire(&q->q_lockdep_map, 0, 1, _RET_IP_);
+}
+
+static inline void blk_unfreeze_release_lock(struct request_queue *q, bool disk_dead,
+					     bool queue_dying)
+{
+	if (!queue_dying)
+		rwsem_release(&q->q_lockdep_map, _RET_IP_);
+	if (!disk_dead)
+		rwsem_release(&q->io_lockdep_map, _RET_IP_);
+}
+
 void blk_mq_exit_queue(struct request_queue *q);
 void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list);
 struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *start);

@@ -512,6 +512,8 @@ void blk_freeze_queue_start(struct request_queue *q);
 void blk_mq_freeze_queue_wait(struct request_queue *q);
 int blk_mq_freeze_queue_wait_timeout(struct request_queue *q, unsigned long timeout);
 void blk_mq_unfreeze_queue(struct request_queue *q);
+void blk_freeze_queue_start_non_owner(struct request_queue *q);
+void blk_mq_unfreeze_queue_non_owner(struct request_queue *q);
 
 /* ---- polling ---- */
 int blk_mq_poll(struct request_queue *q, blk_qc_t cookie, struct io_comp_batch *iob,

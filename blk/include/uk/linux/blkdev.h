@@ -16,6 +16,7 @@
 #include <uk/linux/bio.h>
 #include <uk/linux/blk_types.h>
 #include <uk/linux/list.h>
+#include <uk/linux/lockdep.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/percpu-refcount.h>
 #include <uk/linux/rcupdate.h>
@@ -93,6 +94,9 @@ struct request_queue {
 	int mq_freeze_depth;
 	struct mutex mq_freeze_lock;
 	wait_queue_head_t mq_freeze_wq;
+	/* blk_freeze_acquire_lock(): empty without lockdep. */
+	struct lockdep_map io_lockdep_map;
+	struct lockdep_map q_lockdep_map;
 
 	spinlock_t queue_lock;
 	int quiesce_depth;
@@ -133,6 +137,11 @@ static inline unsigned int queue_logical_block_size(const struct request_queue *
 static inline unsigned int queue_max_hw_sectors(const struct request_queue *q)
 {
 	return q->limits.max_hw_sectors;
+}
+
+static inline bool queue_is_mq(struct request_queue *q)
+{
+	return q->mq_ops;
 }
 
 void blk_queue_rq_timeout(struct request_queue *q, unsigned int timeout);
