@@ -5,6 +5,7 @@
 // "Survives" test (today's code must pass the explore budget).
 #include <gtest/gtest.h>
 
+#include <uk/linux/completion.h>
 #include <uk/linux/preempt.h>
 #include <uk/linux/sbitmap.h>
 #include <uk/linux/sched.h>
@@ -265,6 +266,94 @@ TEST(Historical, SbitmapV61NextStuckCountFound) {
 
 EXPLORE_TEST(Historical, SbitmapV61NextStuckCountSurvives) {
   OneCompleter(SBQ_WAKE_CURRENT);
+}
+
+// ---- v4.x..v6.0: a batch's wake-up sent to a queue already woken ----
+//
+// Up to 6.0, __sbq_wake_up() put the batch back into the count of the
+// queue it had taken to zero (a compare-and-exchange) before it moved
+// wake_index on and woke that queue. In between, the same queue could take
+// a second batch of frees, be woken by the free that completed it and have
+// the index moved: the first free then moved the index again, past the
+// next queue, and woke the queue the second had emptied, so two batches
+// of frees woke one batch of sleepers (040b83fcecfb, "sbitmap: fix possible
+// io hung due to lost wakeup", 6.1). Set-up: a depth-16 queue (a batch of
+// 2) with every tag in flight; two tasks wait for a tag on ws[0] and
+// ws[1], as two hardware queues' wait_index hand them out, and complete
+// their request at once; two completion tasks complete two requests each;
+// the other twelve requests complete only after both waiters' requests
+// have (a task that waits for them), so the four completions and the
+// waiters' own are all the frees that can wake a waiter. Every tag comes
+// back; the check: every task ends.
+
+struct SlowScene {
+  struct sbitmap_queue sbq;
+  int tag[16];
+  atomic_t done;
+  struct completion waiters_done;
+};
+SlowScene slow_scene;
+
+void SlowRequests(enum sbq_wake_scheme scheme) {
+  SlowScene *s = &slow_scene;
+  EXPLORE_CHECK(
+      sbitmap_queue_init_node(&s->sbq, 16, -1, false, GFP_KERNEL, -1) == 0);
+  sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
+  EXPLORE_CHECK(s->sbq.wake_batch == 2);
+  ZeroHints(&s->sbq.sb);
+  for (int &t : s->tag) t = __sbitmap_queue_get(&s->sbq);
+  EXPLORE_CHECK(s->tag[15] >= 0 && __sbitmap_queue_get(&s->sbq) < 0);
+  atomic_set(&s->done, 0);
+  init_completion(&s->waiters_done);
+  for (int i = 0; i < 2; i++)
+    explore::spawn(
+        [s, i] {
+          int tag = GetTagOrSleep(&s->sbq, &s->sbq.ws[i]);
+          sbitmap_queue_clear(&s->sbq, tag, 1 + i);
+          if (atomic_inc_return(&s->done) == 2) complete(&s->waiters_done);
+        },
+        1 + i);
+  explore::spawn(
+      [s] {
+        for (int i = 0; i < 2; i++) sbitmap_queue_clear(&s->sbq, s->tag[i], 0);
+      },
+      0);
+  explore::spawn(
+      [s] {
+        for (int i = 2; i < 4; i++) sbitmap_queue_clear(&s->sbq, s->tag[i], 3);
+      },
+      3);
+  explore::spawn(
+      [s] {
+        wait_for_completion(&s->waiters_done);
+        for (int i = 4; i < 16; i++) sbitmap_queue_clear(&s->sbq, s->tag[i], 3);
+      },
+      3);
+  explore::join();
+  EXPLORE_CHECK(sbitmap_weight(&s->sbq.sb) == 0);
+  sbitmap_queue_free(&s->sbq);
+}
+
+TEST(Historical, SbitmapV60StaleWakeFound) {
+  const long budget = 20000;
+  // Two switches, but deep in a long schedule: the bounded search spends
+  // its budget on the later choice points; PCT finds it.
+  explore::Options o = FindOptions(budget, explore::Strategy::kPct);
+  explore::Result r = explore::run([] { SlowRequests(SBQ_WAKE_V60); }, o);
+  ReportFound("Historical.SbitmapV60StaleWakeFound", r, o.max_schedules);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
+      << r.message;
+}
+
+// The bounded search, 4,000 schedules (about 4 s) in ctest; tools/ukern
+// explore --schedules asks for more.
+TEST(Historical, SbitmapV60StaleWakeSurvives) {
+  explore::Options o = explore::test_defaults();
+  o.max_schedules = 4000;
+  explore::run_test(
+      "Historical.SbitmapV60StaleWakeSurvives",
+      [] { SlowRequests(SBQ_WAKE_CURRENT); }, o);
 }
 
 }  // namespace
