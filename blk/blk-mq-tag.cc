@@ -231,6 +231,39 @@ struct bt_iter_data {
 };
 
 /*
+ * blk_mq_tag_iter_v513 (tests): the iterators of v5.13 and before, which
+ * read tags->rqs[] without tags->lock and call ->fn without a reference on
+ * the request. A request completed and freed after the iterator found it
+ * still reaches ->fn (fixed in 5.14 by 2e315dc07df0, "blk-mq: grab
+ * rq->refcount before calling ->fn in blk_mq_tagset_busy_iter"). The
+ * explorer's Historical.BlkMqTagIterFree* tests switch it on.
+ */
+bool blk_mq_tag_iter_v513;
+
+static bool bt_iter_v513(struct sbitmap *bitmap, unsigned int bitnr, void *data)
+{
+	struct bt_iter_data *iter_data = (struct bt_iter_data *)data;
+	struct blk_mq_hw_ctx *hctx = iter_data->hctx;
+	struct request_queue *q = iter_data->q;
+	struct blk_mq_tags *tags;
+	struct request *rq;
+
+	if (blk_mq_is_shared_tags(q->tag_set->flags))
+		tags = q->tag_set->shared_tags;
+	else
+		tags = hctx->tags;
+
+	if (!iter_data->reserved)
+		bitnr += tags->nr_reserved_tags;
+
+	/* rqs[] is set after the tag bit: a NULL entry is skipped. */
+	rq = tags->rqs[bitnr];
+	if (rq && rq->q == q && (!hctx || rq->mq_hctx == hctx))
+		return iter_data->fn(rq, iter_data->data);
+	return true;
+}
+
+/*
  * rqs[] is filled after the tag bit is set, so a set bit may still have a
  * stale or NULL entry: only a request that carries this tag and still has
  * a reference counts. The lock keeps rqs[] clearing out meanwhile (v6.1).
@@ -257,6 +290,9 @@ static bool bt_iter(struct sbitmap *bitmap, unsigned int bitnr, void *data)
 	struct blk_mq_tags *tags;
 	struct request *rq;
 	bool ret = true;
+
+	if (unlikely(blk_mq_tag_iter_v513))
+		return bt_iter_v513(bitmap, bitnr, data);
 
 	if (blk_mq_is_shared_tags(set->flags))
 		tags = set->shared_tags;
@@ -303,6 +339,27 @@ struct bt_tags_iter_data {
 #define BT_TAG_ITER_STARTED (1 << 1)
 #define BT_TAG_ITER_STATIC_RQS (1 << 2)
 
+/* v5.13's bt_tags_iter(): no tags->lock, no reference around ->fn. */
+static bool bt_tags_iter_v513(struct sbitmap *bitmap, unsigned int bitnr, void *data)
+{
+	struct bt_tags_iter_data *iter_data = (struct bt_tags_iter_data *)data;
+	struct blk_mq_tags *tags = iter_data->tags;
+	struct request *rq;
+
+	if (!(iter_data->flags & BT_TAG_ITER_RESERVED))
+		bitnr += tags->nr_reserved_tags;
+
+	if (iter_data->flags & BT_TAG_ITER_STATIC_RQS)
+		rq = tags->static_rqs[bitnr];
+	else
+		rq = tags->rqs[bitnr];
+	if (!rq)
+		return true;
+	if ((iter_data->flags & BT_TAG_ITER_STARTED) && !blk_mq_request_started(rq))
+		return true;
+	return iter_data->fn(rq, iter_data->data);
+}
+
 static bool bt_tags_iter(struct sbitmap *bitmap, unsigned int bitnr, void *data)
 {
 	struct bt_tags_iter_data *iter_data = (struct bt_tags_iter_data *)data;
@@ -310,6 +367,9 @@ static bool bt_tags_iter(struct sbitmap *bitmap, unsigned int bitnr, void *data)
 	bool iter_static_rqs = !!(iter_data->flags & BT_TAG_ITER_STATIC_RQS);
 	struct request *rq;
 	bool ret = true;
+
+	if (unlikely(blk_mq_tag_iter_v513))
+		return bt_tags_iter_v513(bitmap, bitnr, data);
 
 	if (!(iter_data->flags & BT_TAG_ITER_RESERVED))
 		bitnr += tags->nr_reserved_tags;

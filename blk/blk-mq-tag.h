@@ -22,6 +22,9 @@ void blk_mq_put_tags(struct blk_mq_tags *tags, int *tag_array, int nr_tags);
 void blk_mq_tag_resize_shared_tags(struct blk_mq_tag_set *set, unsigned int size);
 void blk_mq_tag_update_sched_shared_tags(struct request_queue *q, unsigned int nr);
 
+/* Tests: the v5.13 iterators, without a request reference around ->fn. */
+extern bool blk_mq_tag_iter_v513;
+
 void blk_mq_tag_wakeup_all(struct blk_mq_tags *tags, bool include_reserve);
 void blk_mq_queue_tag_busy_iter(struct request_queue *q, busy_tag_iter_fn *fn, void *priv);
 void blk_mq_all_tag_iter(struct blk_mq_tags *tags, busy_tag_iter_fn *fn, void *priv);
