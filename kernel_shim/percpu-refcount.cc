@@ -11,18 +11,48 @@
 //  - percpu_ref_switch_waitq is a futex on a wake-up sequence number rather
 //    than a wait_queue_head: it has one condition (->confirm_switch cleared)
 //    and must work from the RCU callback thread without the task layer.
+//    Under the explorer (docs/explore.md) the wait spins with cpu_relax(),
+//    a wait the explorer schedules.
+//  - percpu_ref_switch_v47 ("percpu_ref.switch=v47") runs the mode switches
+//    without percpu_ref_switch_lock, as before 33e465ce7cb3 ("percpu_ref:
+//    allow operation mode switching operations to be called concurrently",
+//    4.8), for the explorer's historical race.
 //
 // Upstream: lib/percpu-refcount.c @ v6.12
+#define KBUILD_MODNAME "percpu_ref"
+
 #include <climits>
 
+#include <uk/linux/moduleparam.h>
 #include <uk/linux/percpu-refcount.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
+#include <uk/shim/cpu.h>
 #include <uk/shim/futex.h>
 
 #define PERCPU_COUNT_BIAS (1LU << (BITS_PER_LONG - 1))
 
 static DEFINE_SPINLOCK(percpu_ref_switch_lock);
+
+bool percpu_ref_switch_v47;
+static const char *const percpu_ref_switch_names[] = { "current", "v47" };
+module_param_enum(switch, percpu_ref_switch_v47, percpu_ref_switch_names, 0644);
+MODULE_PARM_DESC(switch, "Mode switches: current (4.8+, under percpu_ref_switch_lock), "
+			 "v47 (no lock, before 33e465ce7cb3)");
+
+/* The lock of the mode switches; v4.7 took none. */
+#define percpu_ref_switch_lock_irqsave(flags)                                   \
+	do {                                                                    \
+		if (likely(!percpu_ref_switch_v47))                             \
+			spin_lock_irqsave(&percpu_ref_switch_lock, flags);      \
+		else                                                            \
+			(flags) = 0;                                            \
+	} while (0)
+#define percpu_ref_switch_unlock_irqrestore(flags)                              \
+	do {                                                                    \
+		if (likely(!percpu_ref_switch_v47))                             \
+			spin_unlock_irqrestore(&percpu_ref_switch_lock, flags); \
+	} while (0)
 
 /* percpu_ref_switch_waitq: waiters sleep on the sequence number. */
 static std::atomic<uint32_t> percpu_ref_switch_seq;
@@ -58,8 +88,12 @@ static void percpu_ref_switch_wait(struct percpu_ref_data *data, bool locked)
 		percpu_ref_switch_waiters.fetch_add(1, std::memory_order_seq_cst);
 		if (locked)
 			spin_unlock_irq(&percpu_ref_switch_lock);
-		if (!percpu_ref_switch_done(data))
-			uk::futex_wait(&percpu_ref_switch_seq, seq);
+		if (!percpu_ref_switch_done(data)) {
+			if (unlikely(uk::sched_block_hook != nullptr))
+				cpu_relax(); /* the explorer runs the others */
+			else
+				uk::futex_wait(&percpu_ref_switch_seq, seq);
+		}
 		if (locked)
 			spin_lock_irq(&percpu_ref_switch_lock);
 		percpu_ref_switch_waiters.fetch_sub(1, std::memory_order_relaxed);
@@ -273,13 +307,14 @@ static void __percpu_ref_switch_mode(struct percpu_ref *ref, percpu_ref_func_t *
 {
 	struct percpu_ref_data *data = ref->data;
 
-	lockdep_assert_held(&percpu_ref_switch_lock);
+	if (likely(!percpu_ref_switch_v47))
+		lockdep_assert_held(&percpu_ref_switch_lock);
 
 	/*
 	 * A previous switch to atomic must be confirmed first. Callers that
 	 * know none is in flight may call this from any context.
 	 */
-	percpu_ref_switch_wait(data, true);
+	percpu_ref_switch_wait(data, !percpu_ref_switch_v47);
 
 	if (data->force_atomic || percpu_ref_is_dying(ref))
 		__percpu_ref_switch_to_atomic(ref, confirm_switch);
@@ -302,12 +337,12 @@ void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *conf
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_lock_irqsave(flags);
 
 	ref->data->force_atomic = true;
 	__percpu_ref_switch_mode(ref, confirm_switch);
 
-	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_unlock_irqrestore(flags);
 }
 
 /**
@@ -335,12 +370,12 @@ void percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_lock_irqsave(flags);
 
 	ref->data->force_atomic = false;
 	__percpu_ref_switch_mode(ref, NULL);
 
-	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_unlock_irqrestore(flags);
 }
 
 /**
@@ -358,7 +393,7 @@ void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *conf
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_lock_irqsave(flags);
 
 	WARN_ONCE(percpu_ref_is_dying(ref), "%s called more than once on %p!\n", __func__,
 		  (void *)ref->data->release);
@@ -367,7 +402,7 @@ void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *conf
 	__percpu_ref_switch_mode(ref, confirm_kill);
 	percpu_ref_put(ref);
 
-	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_unlock_irqrestore(flags);
 }
 
 /**
@@ -428,7 +463,7 @@ void percpu_ref_resurrect(struct percpu_ref *ref)
 	unsigned long __percpu *percpu_count;
 	unsigned long flags;
 
-	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_lock_irqsave(flags);
 
 	WARN_ON_ONCE(!percpu_ref_is_dying(ref));
 	WARN_ON_ONCE(__ref_is_percpu(ref, &percpu_count));
@@ -438,5 +473,5 @@ void percpu_ref_resurrect(struct percpu_ref *ref)
 	percpu_ref_get(ref);
 	__percpu_ref_switch_mode(ref, NULL);
 
-	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+	percpu_ref_switch_unlock_irqrestore(flags);
 }

@@ -532,8 +532,14 @@ void cond_synchronize_rcu(unsigned long oldstate) {
   if (!poll_state_synchronize_rcu(oldstate)) synchronize_rcu();
 }
 
+void (*uk::call_rcu_hook)(struct rcu_head *head);
+
 void call_rcu(struct rcu_head *head, rcu_callback_t func) {
   head->func = func;
+  if (unlikely(uk::call_rcu_hook != nullptr)) {
+    uk::call_rcu_hook(head);
+    return;
+  }
 #ifdef UK_TSAN
   // Everything the caller did to the object happens before the callback.
   __tsan_release(head);

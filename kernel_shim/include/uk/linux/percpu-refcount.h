@@ -63,6 +63,12 @@ struct percpu_ref {
 	struct percpu_ref_data *data;
 };
 
+/*
+ * ukern: the mode switches of 4.7 (before 33e465ce7cb3), without
+ * percpu_ref_switch_lock ("percpu_ref.switch=v47"), for the explorer.
+ */
+extern bool percpu_ref_switch_v47;
+
 int __must_check percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release,
 				 unsigned int flags, gfp_t gfp);
 void percpu_ref_exit(struct percpu_ref *ref);

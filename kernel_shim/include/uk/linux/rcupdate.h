@@ -150,6 +150,16 @@ void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func);
 void rcu_barrier(void);
 void kvfree_call_rcu(struct rcu_head *head, void *ptr);
 
+namespace uk
+{
+/*
+ * Explore tests (docs/explore.md): when set, call_rcu() hands the callback
+ * (->func filled in) to this hook instead of the callback thread, and the
+ * test runs the grace period and the callback inside its schedule.
+ */
+extern void (*call_rcu_hook)(struct rcu_head *head);
+} // namespace uk
+
 #define synchronize_rcu_bh() synchronize_rcu()
 #define synchronize_sched() synchronize_rcu()
 #define synchronize_rcu_tasks() synchronize_rcu()
