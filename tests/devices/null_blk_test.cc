@@ -200,6 +200,21 @@ TEST_F(NullBlkTest, InitCreatesNrDevicesAndValidates) {
   EXPECT_TRUE(Logged("invalid blocksize 1000"));
 }
 
+// gb is an int and null_alloc_dev() multiplies it by 1024 in int: past
+// 2097151 the product wraps (the kernel builds with -fno-strict-overflow, and
+// so does ukern), and the device takes the size the wrapped value gives.
+TEST_F(NullBlkTest, GbPastIntRangeWrapsAsInTheKernel) {
+  ASSERT_EQ(null_blk_module_params("gb=20000000"), 0);
+  ASSERT_EQ(null_init(), 0);
+  struct nullb *nb = null_find_dev_by_name("nullb0");
+  ASSERT_NE(nb, nullptr);
+  const int wrapped = static_cast<int>(20000000u * 1024u);
+  EXPECT_LT(wrapped, 0);
+  EXPECT_EQ(nb->dev->size, static_cast<unsigned long>(wrapped));
+  EXPECT_EQ(nb->capacity,
+            (static_cast<sector_t>(nb->dev->size) * SZ_1M) >> SECTOR_SHIFT);
+}
+
 TEST_F(NullBlkTest, ConfigfsAttributes) {
   ASSERT_EQ(null_blk_module_params("hw_queue_depth=32"), 0);
   struct nullb_device *dev = nullb_group_make("mydisk");
