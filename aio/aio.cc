@@ -334,12 +334,26 @@ module_param_enum(submit, aio_submit_mode, aio_submit_names, 0644);
 MODULE_PARM_DESC(
 	submit,
 	"io_submit_one(): direct (3.10+), ctx_lock (the three ctx_lock sections of 3.3-3.9)");
+
+/* The historical races of the explore tests (docs/explore.md). */
+bool lookup_get_v416;
+module_param_named(lookup_get_v416, lookup_get_v416, bool, 0644);
+MODULE_PARM_DESC(lookup_get_v416,
+		 "lookup_ioctx() takes its reference with percpu_ref_get(), as 3.11-4.16 did");
+bool kill_cancel_v310;
+module_param_named(kill_cancel_v310, kill_cancel_v310, bool, 0644);
+MODULE_PARM_DESC(kill_cancel_v310,
+		 "kill_ioctx() cancels active_reqs before dropping users, as 3.10 did");
+void (*free_ioctx_rcu_hook)(struct rcu_work *rwork);
 } // namespace uk::aio
 
 using uk::aio::aio_lookup_mode;
 using uk::aio::aio_ref_mode;
 using uk::aio::aio_reqs_mode;
 using uk::aio::aio_submit_mode;
+using uk::aio::free_ioctx_rcu_hook;
+using uk::aio::kill_cancel_v310;
+using uk::aio::lookup_get_v416;
 using uk::aio::LookupMode;
 using uk::aio::RefMode;
 using uk::aio::ReqsMode;
@@ -564,7 +578,37 @@ static void free_ioctx_reqs(struct percpu_ref *ref)
 
 	/* lookup_ioctx() may be looking at table->table[] under RCU still */
 	INIT_RCU_WORK(&ctx->free_rwork, free_ioctx);
+	/* the explore tests end the grace period themselves */
+	if (unlikely(free_ioctx_rcu_hook))
+		return free_ioctx_rcu_hook(&ctx->free_rwork);
 	queue_rcu_work(system_wq, &ctx->free_rwork);
+}
+
+/*
+ * kill_cancel_v310: kill_ioctx() cancels what is on active_reqs before it
+ * drops the users reference, as 3.10's kill_ctx() did, while an io_submit()
+ * that looked the context up earlier may still add requests to it; and
+ * free_ioctx_users_v310() only kills ctx->reqs.
+ */
+static void kill_ioctx_cancel_v310(struct kioctx *ctx)
+{
+	struct aio_kiocb *req;
+
+	spin_lock_irq(&ctx->ctx_lock);
+
+	while (!list_empty(&ctx->active_reqs)) {
+		req = list_first_entry(&ctx->active_reqs, struct aio_kiocb, ki_list);
+		req->ki_cancel(&req->rw);
+		list_del_init(&req->ki_list);
+	}
+
+	spin_unlock_irq(&ctx->ctx_lock);
+}
+
+static void free_ioctx_users_v310(struct kioctx *ctx)
+{
+	percpu_ref_kill(&ctx->reqs);
+	percpu_ref_put(&ctx->reqs);
 }
 
 /*
@@ -576,6 +620,9 @@ static void free_ioctx_users(struct percpu_ref *ref)
 {
 	struct kioctx *ctx = container_of(ref, struct kioctx, users);
 	struct aio_kiocb *req;
+
+	if (unlikely(kill_cancel_v310))
+		return free_ioctx_users_v310(ctx);
 
 	spin_lock_irq(&ctx->ctx_lock);
 
@@ -866,6 +913,8 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 	}
 
 	ctx->rq_wait = wait;
+	if (unlikely(kill_cancel_v310))
+		kill_ioctx_cancel_v310(ctx);
 	percpu_ref_kill(&ctx->users);
 	return 0;
 }
@@ -1136,6 +1185,39 @@ static struct kioctx *lookup_ioctx_v310(unsigned long ctx_id)
 
 #define aio_lookup_v310 (aio_lookup_mode != LookupMode::kTable)
 
+/*
+ * lookup_get_v416: the table lookup of 3.11-4.16, whose percpu_ref_get()
+ * brings a users count that kill_ioctx() took to 0 back to 1 (fixed by
+ * baf10564fbb6, "aio: fix io_destroy(2) vs. lookup_ioctx() race").
+ */
+static struct kioctx *lookup_ioctx_v416(unsigned long ctx_id)
+{
+	struct aio_ring __user *ring = (struct aio_ring __user *)ctx_id;
+	struct mm_struct *mm = aio_current_mm();
+	struct kioctx *ctx, *ret = NULL;
+	struct kioctx_table *table;
+	unsigned id;
+
+	if (get_user(id, user_member(ring, id)))
+		return NULL;
+
+	rcu_read_lock();
+	table = rcu_dereference(mm->ioctx_table);
+
+	if (!table || id >= table->nr)
+		goto out;
+
+	id = array_index_nospec(id, table->nr);
+	ctx = rcu_dereference(table->table[id]);
+	if (ctx && READ_ONCE(ctx->user_id) == ctx_id) {
+		percpu_ref_get(&ctx->users);
+		ret = ctx;
+	}
+out:
+	rcu_read_unlock();
+	return ret;
+}
+
 static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 {
 	struct aio_ring __user *ring = (struct aio_ring __user *)ctx_id;
@@ -1147,6 +1229,8 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 
 	if (unlikely(aio_lookup_v310))
 		return lookup_ioctx_v310(ctx_id);
+	if (unlikely(lookup_get_v416))
+		return lookup_ioctx_v416(ctx_id);
 
 	if (get_user(id, user_member(ring, id)))
 		return NULL;

@@ -24,6 +24,7 @@ struct io_event;
 struct kioctx;
 struct kiocb;
 struct mm_struct;
+struct rcu_work;
 
 #ifndef UK_AIO_SIGSET_DEFINED
 #define UK_AIO_SIGSET_DEFINED
@@ -135,6 +136,25 @@ long ring_vmas_max(void);
 void quiesce(void);
 /* The process exits: its ring mappings go, exit_aio() runs (test hook). */
 void reset_mm_for_test(void);
+
+/*
+ * The buggy sides of two historical races, for the explore tests
+ * (docs/explore.md); parameters aio.lookup_get_v416 and
+ * aio.kill_cancel_v310. lookup_get_v416: lookup_ioctx() takes its
+ * reference with percpu_ref_get() instead of percpu_ref_tryget_live(), as
+ * 3.11-4.16 did (fixed by baf10564fbb6). kill_cancel_v310: kill_ioctx()
+ * cancels the requests on active_reqs before it drops the users reference,
+ * and free_ioctx_users() does not, as 3.10 did (fixed by 36f5588905c1).
+ */
+extern bool lookup_get_v416;
+extern bool kill_cancel_v310;
+/*
+ * Test hook: when set, free_ioctx_reqs() hands the context's rcu_work to it
+ * instead of queue_rcu_work(system_wq): the explore tests end the grace
+ * period themselves, once no task of the schedule runs, by calling
+ * rwork->work.func(&rwork->work). NULL (the default): the system workqueue.
+ */
+extern void (*free_ioctx_rcu_hook)(struct rcu_work *rwork);
 
 } // namespace uk::aio
 #endif
