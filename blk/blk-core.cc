@@ -23,6 +23,28 @@ static inline bool blk_try_enter_queue(struct request_queue *q)
 	return ret;
 }
 
+/* Stops the queue's timeout timer and waits for its timeout work. */
+void blk_sync_queue(struct request_queue *q)
+{
+	del_timer_sync(&q->timeout);
+	cancel_work_sync(&q->timeout_work);
+}
+
+/*
+ * A dying queue: freeze it so that no new request passes blk_queue_enter(),
+ * kick the tag waiters, and wake the enterers so that they see DYING.
+ */
+bool blk_queue_start_drain(struct request_queue *q)
+{
+	bool freeze = __blk_freeze_queue_start(q, current);
+	if (queue_is_mq(q))
+		blk_mq_wake_waiters(q);
+	/* blk_queue_enter() sleepers check DYING again. */
+	wake_up_all(&q->mq_freeze_wq);
+
+	return freeze;
+}
+
 /* A reference on @q for a new request; sleeps while it is frozen. */
 int blk_queue_enter(struct request_queue *q, unsigned int flags)
 {
@@ -33,7 +55,7 @@ int blk_queue_enter(struct request_queue *q, unsigned int flags)
 		/*
 		 * Read the freeze depth only after the failed tryget: pairs
 		 * with the ordering of percpu_ref_kill() after the depth
-		 * increment in blk_freeze_queue_start().
+		 * increment in __blk_freeze_queue_start().
 		 */
 		smp_rmb();
 		wait_event(q->mq_freeze_wq, !READ_ONCE(q->mq_freeze_depth) || blk_queue_dying(q));
@@ -55,7 +77,7 @@ int bio_queue_enter(struct bio *bio)
 			return -EAGAIN;
 		}
 
-		/* Pairs with blk_freeze_queue_start(), as in blk_queue_enter(). */
+		/* Pairs with __blk_freeze_queue_start(), as in blk_queue_enter(). */
 		smp_rmb();
 		wait_event(q->mq_freeze_wq, !READ_ONCE(q->mq_freeze_depth) || blk_queue_dying(q));
 		if (blk_queue_dying(q))

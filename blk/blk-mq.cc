@@ -24,6 +24,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/log2.h>
 #include <uk/linux/prefetch.h>
+#include <uk/linux/rculist.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
@@ -37,6 +38,8 @@ void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
 static DEFINE_PER_CPU(struct list_head, blk_cpu_done);
 
 static void blk_done_softirq(void);
+static int blk_hctx_poll(struct request_queue *q, struct blk_mq_hw_ctx *hctx,
+			 struct io_comp_batch *iob, unsigned int flags);
 
 /* sched_submit_work(): a task about to sleep sends its plugged requests. */
 static void blk_sched_flush_plug(struct task_struct *tsk)
@@ -658,6 +661,37 @@ void blk_mq_kick_requeue_list(struct request_queue *q)
 void blk_mq_delay_kick_requeue_list(struct request_queue *q, unsigned long msecs)
 {
 	kblockd_mod_delayed_work_on(WORK_CPU_UNBOUND, &q->requeue_work, msecs_to_jiffies(msecs));
+}
+
+static bool blk_is_flush_data_rq(struct request *rq)
+{
+	return (rq->rq_flags & RQF_FLUSH_SEQ) && !is_flush_rq(rq);
+}
+
+/*
+ * Stops the walk at the first started request: the queue is busy. A
+ * completed flush data request of a quiesced queue does not count (its
+ * sequence waits, hidden from the driver like any request held back).
+ */
+static bool blk_mq_rq_inflight(struct request *rq, void *priv)
+{
+	if (blk_mq_request_started(rq) && !(blk_queue_quiesced(rq->q) && blk_is_flush_data_rq(rq) &&
+					    blk_mq_request_completed(rq))) {
+		bool *busy = (bool *)priv;
+
+		*busy = true;
+		return false;
+	}
+
+	return true;
+}
+
+bool blk_mq_queue_inflight(struct request_queue *q)
+{
+	bool busy = false;
+
+	blk_mq_queue_tag_busy_iter(q, blk_mq_rq_inflight, &busy);
+	return busy;
 }
 
 /* ---- dispatch ---- */
@@ -1726,6 +1760,26 @@ void blk_mq_submit_bio(struct bio *bio)
 	blk_mq_run_dispatch_ops(q, blk_mq_try_issue_directly(rq->mq_hctx, rq));
 }
 
+/*
+ * Queues a driver-private request (on the task's plug when it has one and
+ * the request is not for the head) and returns; ->end_io reports the end.
+ */
+void blk_execute_rq_nowait(struct request *rq, bool at_head)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	WARN_ON(irqs_disabled());
+	WARN_ON(!blk_rq_is_passthrough(rq));
+
+	if (current->plug && !at_head) {
+		blk_add_rq_to_plug(current->plug, rq);
+		return;
+	}
+
+	blk_mq_insert_request(rq, at_head ? BLK_MQ_INSERT_AT_HEAD : 0);
+	blk_mq_run_hw_queue(hctx, hctx->flags & BLK_MQ_F_BLOCKING);
+}
+
 /* Runs a driver-private request and waits for it. */
 struct blk_rq_wait {
 	struct completion done;
@@ -1741,6 +1795,23 @@ static enum rq_end_io_ret blk_end_sync_rq(struct request *rq, blk_status_t ret)
 	return RQ_END_IO_NONE;
 }
 
+bool blk_rq_is_poll(struct request *rq)
+{
+	if (!rq->mq_hctx)
+		return false;
+	if (rq->mq_hctx->type != HCTX_TYPE_POLL)
+		return false;
+	return true;
+}
+
+static void blk_rq_poll_completion(struct request *rq, struct completion *wait)
+{
+	do {
+		blk_hctx_poll(rq->q, rq->mq_hctx, NULL, 0);
+		cond_resched();
+	} while (!completion_done(wait));
+}
+
 blk_status_t blk_execute_rq(struct request *rq, bool at_head)
 {
 	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
@@ -1748,19 +1819,21 @@ blk_status_t blk_execute_rq(struct request *rq, bool at_head)
 
 	init_completion(&wait.done);
 	wait.ret = BLK_STS_OK;
+
+	WARN_ON(irqs_disabled());
+	WARN_ON(!blk_rq_is_passthrough(rq));
+
 	rq->end_io_data = &wait;
 	rq->end_io = blk_end_sync_rq;
 
 	blk_mq_insert_request(rq, at_head ? BLK_MQ_INSERT_AT_HEAD : 0);
 	blk_mq_run_hw_queue(hctx, false);
 
-	if (rq->cmd_flags & REQ_POLLED) {
-		while (!completion_done(&wait.done)) {
-			blk_mq_poll(rq->q, hctx->queue_num, NULL, 0);
-			cond_resched();
-		}
-	}
-	wait_for_completion_io(&wait.done);
+	if (blk_rq_is_poll(rq))
+		blk_rq_poll_completion(rq, &wait.done);
+	else
+		blk_wait_io(&wait.done);
+
 	return wait.ret;
 }
 
@@ -2079,34 +2152,116 @@ void blk_mq_unquiesce_queue(struct request_queue *q)
 		blk_mq_run_hw_queues(q, true);
 }
 
+void blk_mq_quiesce_tagset(struct blk_mq_tag_set *set)
+{
+	struct request_queue *q;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu (q, &set->tag_list, tag_set_list) {
+		if (!blk_queue_skip_tagset_quiesce(q))
+			blk_mq_quiesce_queue_nowait(q);
+	}
+	rcu_read_unlock();
+
+	blk_mq_wait_quiesce_done(set);
+}
+
+void blk_mq_unquiesce_tagset(struct blk_mq_tag_set *set)
+{
+	struct request_queue *q;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu (q, &set->tag_list, tag_set_list) {
+		if (!blk_queue_skip_tagset_quiesce(q))
+			blk_mq_unquiesce_queue(q);
+	}
+	rcu_read_unlock();
+}
+
+/* Kicks every task sleeping for a tag of q, so that it looks again. */
+void blk_mq_wake_waiters(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i) if (blk_mq_hw_queue_mapped(hctx))
+		blk_mq_tag_wakeup_all(hctx->tags, true);
+}
+
+void blk_rq_init(struct request_queue *q, struct request *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+
+	INIT_LIST_HEAD(&rq->queuelist);
+	rq->q = q;
+	rq->__sector = (sector_t)-1;
+	rq->tag = BLK_MQ_NO_TAG;
+	rq->internal_tag = BLK_MQ_NO_TAG;
+}
+
 /* ---- polling ---- */
+
+/*
+ * The kernel spins until need_resched(); with no scheduler tick here a
+ * bounded spin stands in for it. Callers poll again as they like.
+ */
+#define BLK_HCTX_POLL_SPINS 1024
+
+static int blk_hctx_poll(struct request_queue *q, struct blk_mq_hw_ctx *hctx,
+			 struct io_comp_batch *iob, unsigned int flags)
+{
+	long state = get_current_state();
+	unsigned int spins = 0;
+	int ret;
+
+	do {
+		ret = q->mq_ops->poll(hctx, iob);
+		if (ret > 0) {
+			__set_current_state(TASK_RUNNING);
+			return ret;
+		}
+
+		if (signal_pending_state(state, current))
+			__set_current_state(TASK_RUNNING);
+		if (task_is_running(current))
+			return 1;
+
+		if (ret < 0 || (flags & BLK_POLL_ONESHOT))
+			break;
+		cpu_relax();
+	} while (++spins < BLK_HCTX_POLL_SPINS);
+
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
 
 int blk_mq_poll(struct request_queue *q, blk_qc_t cookie, struct io_comp_batch *iob,
 		unsigned int flags)
 {
-	struct blk_mq_hw_ctx *hctx;
-	unsigned int spins = 0;
+	if (!blk_mq_can_poll(q) || cookie >= q->nr_hw_queues)
+		return 0;
+	return blk_hctx_poll(q, q->queue_hw_ctx[cookie], iob, flags);
+}
+
+int blk_rq_poll(struct request *rq, struct io_comp_batch *iob, unsigned int poll_flags)
+{
+	struct request_queue *q = rq->q;
 	int ret;
 
-	if (cookie >= q->nr_hw_queues)
+	if (!blk_rq_is_poll(rq))
 		return 0;
-	hctx = q->queue_hw_ctx[cookie];
-	if (!q->mq_ops->poll)
+	if (!percpu_ref_tryget(&q->q_usage_counter))
 		return 0;
 
-	/*
-	 * The kernel spins until need_resched(); with no scheduler tick here
-	 * a bounded spin stands in for it. Callers poll again as they like.
-	 */
-	do {
-		ret = q->mq_ops->poll(hctx, iob);
-		if (ret > 0)
-			return ret;
-		if (ret < 0 || (flags & BLK_POLL_ONESHOT))
-			break;
-		cpu_relax();
-	} while (++spins < 1024);
-	return 0;
+	ret = blk_hctx_poll(q, rq->mq_hctx, iob, poll_flags);
+	blk_queue_exit(q);
+
+	return ret;
+}
+
+unsigned int blk_mq_rq_cpu(struct request *rq)
+{
+	return rq->mq_ctx->cpu;
 }
 
 /* ---- request memory ---- */
@@ -2419,6 +2574,20 @@ out_free_mq_map:
 	return ret;
 }
 
+/* A tag set of one hardware queue and one map. */
+int blk_mq_alloc_sq_tag_set(struct blk_mq_tag_set *set, const struct blk_mq_ops *ops,
+			    unsigned int queue_depth, unsigned int set_flags)
+{
+	memset((void *)set, 0, sizeof(*set));
+	set->ops = ops;
+	set->nr_hw_queues = 1;
+	set->nr_maps = 1;
+	set->queue_depth = queue_depth;
+	set->numa_node = NUMA_NO_NODE;
+	set->flags = set_flags;
+	return blk_mq_alloc_tag_set(set);
+}
+
 void blk_mq_free_tag_set(struct blk_mq_tag_set *set)
 {
 	unsigned int i, j;
@@ -2614,7 +2783,7 @@ static void blk_mq_add_queue_tag_set(struct blk_mq_tag_set *set, struct request_
 	}
 	if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
 		queue_set_hctx_shared(q, true);
-	list_add_tail(&q->tag_set_list, &set->tag_list);
+	list_add_tail_rcu(&q->tag_set_list, &set->tag_list);
 
 	mutex_unlock(&set->tag_list_lock);
 }
@@ -2624,14 +2793,13 @@ static void blk_mq_del_queue_tag_set(struct request_queue *q)
 	struct blk_mq_tag_set *set = q->tag_set;
 
 	mutex_lock(&set->tag_list_lock);
-	list_del(&q->tag_set_list);
+	list_del_rcu(&q->tag_set_list);
 	if (list_is_singular(&set->tag_list)) {
 		/* Down to a single queue: fair sharing no longer applies. */
 		set->flags &= ~BLK_MQ_F_TAG_QUEUE_SHARED;
 		blk_mq_update_tag_set_shared(set, false);
 	}
 	mutex_unlock(&set->tag_list_lock);
-	INIT_LIST_HEAD(&q->tag_set_list);
 }
 
 static void blk_mq_exit_hw_queues(struct request_queue *q, struct blk_mq_tag_set *set, int nr_queue)
@@ -2796,7 +2964,9 @@ struct request_queue *blk_mq_alloc_queue(struct blk_mq_tag_set *set, struct queu
 
 	if (!lim)
 		lim = &default_lim;
-	lim->poll = set->nr_maps > HCTX_TYPE_POLL && set->map[HCTX_TYPE_POLL].nr_queues;
+	lim->features |= BLK_FEAT_IO_STAT | BLK_FEAT_NOWAIT;
+	if (set->nr_maps > HCTX_TYPE_POLL)
+		lim->features |= BLK_FEAT_POLL;
 
 	q = blk_alloc_queue(lim, set->numa_node);
 	if (!q)
@@ -2807,7 +2977,7 @@ struct request_queue *blk_mq_alloc_queue(struct blk_mq_tag_set *set, struct queu
 		blk_put_queue(q);
 		return (struct request_queue *)ERR_PTR(ret);
 	}
-	if (lim->poll)
+	if (blk_mq_can_poll(q))
 		blk_queue_flag_set(QUEUE_FLAG_POLL, q);
 
 	/* Set up: from now on gets and puts are per CPU. */
@@ -2846,16 +3016,17 @@ void blk_mq_cancel_work_sync(struct request_queue *q)
  */
 void blk_mq_destroy_queue(struct request_queue *q)
 {
+	WARN_ON_ONCE(!queue_is_mq(q));
+	WARN_ON_ONCE(blk_queue_registered(q));
+
+	might_sleep();
+
 	blk_queue_flag_set(QUEUE_FLAG_DYING, q);
-	blk_freeze_queue_start(q);
-	/* Sleepers in blk_queue_enter() see DYING and leave. */
-	wake_up_all(&q->mq_freeze_wq);
+	blk_queue_start_drain(q);
 	blk_mq_freeze_queue_wait(q);
 
-	timer_delete_sync(&q->timeout);
-	cancel_work_sync(&q->timeout_work);
+	blk_sync_queue(q);
 	blk_mq_cancel_work_sync(q);
-
 	blk_mq_exit_queue(q);
 	blk_mq_free_hw_queues(q);
 	free_percpu(q->queue_ctx);

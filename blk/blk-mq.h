@@ -11,6 +11,7 @@
 #define UK_BLK_MQ_INTERNAL_H
 
 #include <uk/linux/blk-mq.h>
+#include <uk/linux/completion.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/rcupdate.h>
@@ -337,6 +338,35 @@ static inline void blk_unfreeze_release_lock(struct request_queue *q, bool disk_
 		rwsem_release(&q->io_lockdep_map, _RET_IP_);
 }
 
+static inline bool blk_mq_can_poll(struct request_queue *q)
+{
+	return (q->limits.features & BLK_FEAT_POLL) && q->tag_set->map[HCTX_TYPE_POLL].nr_queues;
+}
+
+/* No hung-task detector here: its timeout reads as 0 (off). */
+static const unsigned long sysctl_hung_task_timeout_secs = 0;
+
+static inline void blk_wait_io(struct completion *done)
+{
+	/* Long I/O is no hung task: wait in pieces shorter than the hung-task timeout. */
+	unsigned long timeout = sysctl_hung_task_timeout_secs * HZ / 2;
+
+	if (timeout)
+		while (!wait_for_completion_io_timeout(done, timeout))
+			;
+	else
+		wait_for_completion_io(done);
+}
+
+/* No flush machinery (block/blk-flush.c): no request is a flush request. */
+static inline bool is_flush_rq(struct request *req)
+{
+	return false;
+}
+
+void blk_mq_wake_waiters(struct request_queue *q);
+bool blk_queue_start_drain(struct request_queue *q);
+void blk_sync_queue(struct request_queue *q);
 void blk_mq_exit_queue(struct request_queue *q);
 void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list);
 struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *start);

@@ -16,6 +16,8 @@
 #include <uk/linux/sched.h>
 #include <uk/linux/workqueue.h>
 
+#include <uk/linux/sbitmap.h>
+
 #include "../../blk/blk-mq-tag.h"
 #include "../../blk/blk-mq.h"
 #include "testmain.h"
@@ -46,9 +48,52 @@ blk_status_t TestQueueRq(struct blk_mq_hw_ctx *,
   return BLK_STS_OK;
 }
 
+// Completes what the driver kept (the poll queue's requests).
+int TestPoll(struct blk_mq_hw_ctx *, struct io_comp_batch *) {
+  std::vector<struct request *> done;
+  {
+    std::lock_guard<std::mutex> l(drv->mu);
+    done.swap(drv->kept);
+  }
+  for (struct request *rq : done) blk_mq_end_request(rq, BLK_STS_OK);
+  return (int)done.size();
+}
+
+// One default queue (hctx 0) and one poll queue (hctx 1).
+void TestMapQueues(struct blk_mq_tag_set *set) {
+  set->map[HCTX_TYPE_DEFAULT].nr_queues = 1;
+  set->map[HCTX_TYPE_DEFAULT].queue_offset = 0;
+  set->map[HCTX_TYPE_READ].nr_queues = 0;
+  set->map[HCTX_TYPE_POLL].nr_queues = 1;
+  set->map[HCTX_TYPE_POLL].queue_offset = 1;
+  blk_mq_map_queues(&set->map[HCTX_TYPE_DEFAULT]);
+  blk_mq_map_queues(&set->map[HCTX_TYPE_POLL]);
+}
+
 const struct blk_mq_ops kOps = {
     .queue_rq = TestQueueRq,
 };
+
+const struct blk_mq_ops kPollOps = {
+    .queue_rq = TestQueueRq,
+    .poll = TestPoll,
+    .map_queues = TestMapQueues,
+};
+
+// ->end_io of the driver-private requests: counts and frees them.
+std::atomic<int> end_io_calls;
+
+enum rq_end_io_ret CountEndIo(struct request *, blk_status_t) {
+  end_io_calls++;
+  return RQ_END_IO_FREE;
+}
+
+struct request *PrivateRequest(struct request_queue *q, blk_opf_t extra = 0) {
+  struct request *rq = blk_mq_alloc_request(q, REQ_OP_DRV_IN | extra, 0);
+  if (IS_ERR(rq)) return nullptr;
+  rq->end_io = CountEndIo;
+  return rq;
+}
 
 class BlkMqTest : public ::testing::Test {
  protected:
@@ -152,6 +197,191 @@ TEST_F(BlkMqTest, UnfreezeCanForceAtomicMode) {
   EXPECT_TRUE(percpu_ref_is_zero(&q_->q_usage_counter));
   blk_mq_unfreeze_queue(q_);
   EXPECT_TRUE(CanAllocate());
+}
+
+TEST_F(BlkMqTest, QuiesceTagsetHoldsBackAllButTheSkippedQueue) {
+  struct queue_limits lim = {};
+  lim.features = BLK_FEAT_SKIP_TAGSET_QUIESCE;
+  struct request_queue *skip = blk_mq_alloc_queue(&set_, &lim, nullptr);
+  ASSERT_FALSE(IS_ERR(skip));
+  end_io_calls = 0;
+
+  blk_mq_quiesce_tagset(&set_);
+  EXPECT_TRUE(blk_queue_quiesced(q_));
+  EXPECT_FALSE(blk_queue_quiesced(skip));
+
+  struct request *held = PrivateRequest(q_);
+  struct request *passes = PrivateRequest(skip);
+  ASSERT_NE(held, nullptr);
+  ASSERT_NE(passes, nullptr);
+  blk_execute_rq_nowait(held, false);
+  blk_execute_rq_nowait(passes, false);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return end_io_calls.load() == 1; }));
+  EXPECT_EQ(drv->queued.load(), 1);
+
+  blk_mq_unquiesce_tagset(&set_);
+  EXPECT_FALSE(blk_queue_quiesced(q_));
+  ASSERT_TRUE(uk::testing::WaitFor([] { return end_io_calls.load() == 2; }));
+  EXPECT_EQ(drv->queued.load(), 2);
+
+  blk_mq_destroy_queue(skip);
+}
+
+TEST_F(BlkMqTest, ExecuteNowaitWaitsForTheUnplugUnlessAtHead) {
+  end_io_calls = 0;
+  struct blk_plug plug;
+  blk_start_plug(&plug);
+  struct request *tail = PrivateRequest(q_);
+  struct request *head = PrivateRequest(q_);
+  ASSERT_NE(tail, nullptr);
+  ASSERT_NE(head, nullptr);
+  blk_execute_rq_nowait(tail, false);
+  // On the plug: nothing reached the driver.
+  EXPECT_EQ(drv->queued.load(), 0);
+  blk_execute_rq_nowait(head, true);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return end_io_calls.load() == 1; }));
+  blk_finish_plug(&plug);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return end_io_calls.load() == 2; }));
+  EXPECT_EQ(drv->queued.load(), 2);
+}
+
+TEST_F(BlkMqTest, QueueInflightSeesOnlyStartedRequests) {
+  EXPECT_FALSE(blk_mq_queue_inflight(q_));
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(rq, nullptr);
+  // Allocated, not started.
+  EXPECT_FALSE(blk_mq_queue_inflight(q_));
+
+  drv->keep = true;
+  blk_execute_rq_nowait(rq, false);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return drv->queued.load() == 1; }));
+  EXPECT_TRUE(blk_mq_queue_inflight(q_));
+
+  blk_mq_end_request(drv->kept.at(0), BLK_STS_OK);
+  drv->kept.clear();
+  EXPECT_FALSE(blk_mq_queue_inflight(q_));
+}
+
+TEST_F(BlkMqTest, WakeWaitersSendsASleeperBackToTheTags) {
+  std::vector<struct request *> held;
+  for (unsigned int i = 0; i < set_.queue_depth; i++) {
+    struct request *rq = blk_mq_alloc_request(q_, REQ_OP_DRV_IN, 0);
+    ASSERT_FALSE(IS_ERR(rq));
+    held.push_back(rq);
+  }
+
+  std::atomic<struct task_struct *> task{nullptr};
+  std::atomic<struct request *> got{nullptr};
+  std::thread sleeper([&] {
+    task = current;
+    got = blk_mq_alloc_request(q_, REQ_OP_DRV_IN, 0);
+  });
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(task));
+
+  // Free the last tag behind the tags' back (no wake-up), and drop the
+  // usage reference of the request that had it: its struct goes with the tag.
+  struct request *last = held.back();
+  held.pop_back();
+  struct blk_mq_tags *tags = q_->queue_hw_ctx[0]->tags;
+  sbitmap_clear_bit(&tags->bitmap_tags.sb, last->tag - tags->nr_reserved_tags);
+  blk_queue_exit(q_);
+
+  blk_mq_wake_waiters(q_);
+  sleeper.join();
+  ASSERT_FALSE(IS_ERR(got.load()));
+  EXPECT_EQ(got.load(), last);
+
+  blk_mq_free_request(got.load());
+  for (struct request *rq : held) blk_mq_free_request(rq);
+}
+
+TEST_F(BlkMqTest, RqInitAndRqCpu) {
+  struct request rq;
+  memset((void *)&rq, 0x5a, sizeof(rq));
+  blk_rq_init(q_, &rq);
+  EXPECT_EQ(rq.q, q_);
+  EXPECT_EQ(rq.tag, (int)BLK_MQ_NO_TAG);
+  EXPECT_EQ(rq.internal_tag, (int)BLK_MQ_NO_TAG);
+  EXPECT_EQ(blk_rq_pos(&rq), (sector_t)-1);
+  EXPECT_EQ(blk_rq_bytes(&rq), 0u);
+  EXPECT_EQ(rq.bio, nullptr);
+  EXPECT_EQ(rq.mq_hctx, nullptr);
+  EXPECT_TRUE(list_empty(&rq.queuelist));
+  // Not on a hardware queue: no poll queue either.
+  EXPECT_FALSE(blk_rq_is_poll(&rq));
+
+  struct request *real = PrivateRequest(q_);
+  ASSERT_NE(real, nullptr);
+  EXPECT_EQ(blk_mq_rq_cpu(real), real->mq_ctx->cpu);
+  EXPECT_LT(blk_mq_rq_cpu(real), (unsigned int)nr_cpu_ids);
+  EXPECT_FALSE(blk_rq_is_poll(real));
+  EXPECT_EQ(blk_rq_poll(real, nullptr, 0), 0);
+  blk_mq_free_request(real);
+}
+
+TEST(BlkMqSqTagSetTest, OneQueueOneMap) {
+  drv = new Driver;
+  struct blk_mq_tag_set set;
+  memset((void *)&set, 0x5a, sizeof(set));
+  ASSERT_EQ(blk_mq_alloc_sq_tag_set(&set, &kOps, 16, 0), 0);
+  EXPECT_EQ(set.nr_hw_queues, 1u);
+  EXPECT_EQ(set.nr_maps, 1u);
+  EXPECT_EQ(set.queue_depth, 16u);
+  EXPECT_EQ(set.numa_node, NUMA_NO_NODE);
+  EXPECT_EQ(set.flags & BLK_MQ_F_BLOCKING, 0u);
+  EXPECT_EQ(set.cmd_size, 0u);
+
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+  struct request *rq = blk_mq_alloc_request(q, REQ_OP_DRV_IN, 0);
+  ASSERT_FALSE(IS_ERR(rq));
+  EXPECT_EQ(blk_execute_rq(rq, false), BLK_STS_OK);
+  blk_mq_free_request(rq);
+  EXPECT_EQ(drv->queued.load(), 1);
+
+  blk_mq_destroy_queue(q);
+  blk_mq_free_tag_set(&set);
+  delete drv;
+  drv = nullptr;
+}
+
+// A request on the poll queue: blk_execute_rq() completes it by polling.
+TEST(BlkMqPollTest, ExecuteRqPollsAPollQueueRequest) {
+  drv = new Driver;
+  drv->keep = true;
+  struct blk_mq_tag_set set = {};
+  set.ops = &kPollOps;
+  set.nr_hw_queues = 2;
+  set.nr_maps = HCTX_MAX_TYPES;
+  set.queue_depth = 4;
+  set.numa_node = NUMA_NO_NODE;
+  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+  EXPECT_TRUE(blk_mq_can_poll(q));
+
+  struct request *rq = blk_mq_alloc_request(q, REQ_OP_DRV_IN | REQ_POLLED, 0);
+  ASSERT_FALSE(IS_ERR(rq));
+  EXPECT_TRUE(blk_rq_is_poll(rq));
+  // Kept by the driver; only the poll loop completes it.
+  EXPECT_EQ(blk_execute_rq(rq, false), BLK_STS_OK);
+  EXPECT_TRUE(drv->kept.empty());
+  blk_mq_free_request(rq);
+
+  // blk_rq_poll() on a request still in the driver finds it.
+  rq = blk_mq_alloc_request(q, REQ_OP_DRV_IN | REQ_POLLED, 0);
+  ASSERT_FALSE(IS_ERR(rq));
+  end_io_calls = 0;
+  rq->end_io = CountEndIo;
+  blk_execute_rq_nowait(rq, false);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return drv->queued.load() == 2; }));
+  EXPECT_EQ(blk_rq_poll(rq, nullptr, 0), 1);
+  EXPECT_EQ(end_io_calls.load(), 1);
+
+  blk_mq_destroy_queue(q);
+  blk_mq_free_tag_set(&set);
+  delete drv;
+  drv = nullptr;
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ enum rq_end_io_ret {
 typedef enum rq_end_io_ret(rq_end_io_fn)(struct request *, blk_status_t);
 
 #define RQF_STARTED ((req_flags_t)(1U << 1))
+/* Part of a flush sequence: never set here, there is no flush state machine. */
+#define RQF_FLUSH_SEQ ((req_flags_t)(1U << 4))
 #define RQF_TIMED_OUT ((req_flags_t)(1U << 21))
 
 /*
@@ -422,6 +424,8 @@ static inline u16 blk_mq_unique_tag_to_tag(u32 unique_tag)
 
 /* ---- tag sets and queues ---- */
 int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set);
+int blk_mq_alloc_sq_tag_set(struct blk_mq_tag_set *set, const struct blk_mq_ops *ops,
+			    unsigned int queue_depth, unsigned int set_flags);
 void blk_mq_free_tag_set(struct blk_mq_tag_set *set);
 /* The default CPU -> hw queue spreading for one map. */
 void blk_mq_map_queues(struct blk_mq_queue_map *qmap);
@@ -485,6 +489,12 @@ void blk_mq_kick_requeue_list(struct request_queue *q);
 void blk_mq_delay_kick_requeue_list(struct request_queue *q, unsigned long msecs);
 /* Executes a passthrough request and waits: its status. */
 blk_status_t blk_execute_rq(struct request *rq, bool at_head);
+void blk_execute_rq_nowait(struct request *rq, bool at_head);
+bool blk_rq_is_poll(struct request *rq);
+int blk_rq_poll(struct request *rq, struct io_comp_batch *iob, unsigned int poll_flags);
+void blk_rq_init(struct request_queue *q, struct request *rq);
+unsigned int blk_mq_rq_cpu(struct request *rq);
+bool blk_mq_queue_inflight(struct request_queue *q);
 
 static inline void blk_mq_set_request_complete(struct request *rq)
 {
@@ -505,6 +515,8 @@ void blk_mq_start_stopped_hw_queues(struct request_queue *q, bool async);
 bool blk_mq_queue_stopped(struct request_queue *q);
 void blk_mq_quiesce_queue(struct request_queue *q);
 void blk_mq_quiesce_queue_nowait(struct request_queue *q);
+void blk_mq_quiesce_tagset(struct blk_mq_tag_set *set);
+void blk_mq_unquiesce_tagset(struct blk_mq_tag_set *set);
 void blk_mq_unquiesce_queue(struct request_queue *q);
 void blk_mq_wait_quiesce_done(struct blk_mq_tag_set *set);
 void blk_mq_freeze_queue(struct request_queue *q);

@@ -33,6 +33,16 @@ struct blk_mq_ops;
 struct request;
 struct gendisk;
 
+typedef unsigned int blk_features_t;
+
+/* queue_limits.features (the v6.12 bits) */
+#define BLK_FEAT_IO_STAT ((blk_features_t)(1u << 4))
+#define BLK_FEAT_NOWAIT ((blk_features_t)(1u << 7))
+/* the tag set has a poll map (blk_mq_can_poll() also wants poll queues in it) */
+#define BLK_FEAT_POLL ((blk_features_t)(1u << 9))
+/* blk_mq_quiesce_tagset()/blk_mq_unquiesce_tagset() leave this queue alone */
+#define BLK_FEAT_SKIP_TAGSET_QUIESCE ((blk_features_t)(1u << 13))
+
 /* Only what null_blk sets and the request path reads. */
 struct queue_limits {
 	unsigned int logical_block_size;
@@ -40,7 +50,7 @@ struct queue_limits {
 	unsigned int max_hw_sectors;
 	unsigned int max_sectors;
 	unsigned long virt_boundary_mask;
-	bool poll; /* BLK_FEAT_POLL: the tag set has poll queues */
+	blk_features_t features;
 };
 
 /*
@@ -59,6 +69,7 @@ struct blk_mq_srcu {
 #define QUEUE_FLAG_SAME_FORCE 12
 #define QUEUE_FLAG_INIT_DONE 14
 #define QUEUE_FLAG_POLL 19
+#define QUEUE_FLAG_REGISTERED 22 /* registered with a disk: never here (no sysfs) */
 #define QUEUE_FLAG_QUIESCED 24
 #define QUEUE_FLAG_HCTX_ACTIVE 27
 /* An elevator that dispatches from one hctx only: never set, there is none. */
@@ -116,6 +127,8 @@ struct request_queue {
 #define blk_queue_quiesced(q) test_bit(QUEUE_FLAG_QUIESCED, &(q)->queue_flags)
 #define blk_queue_init_done(q) test_bit(QUEUE_FLAG_INIT_DONE, &(q)->queue_flags)
 #define blk_queue_sq_sched(q) test_bit(QUEUE_FLAG_SQ_SCHED, &(q)->queue_flags)
+#define blk_queue_registered(q) test_bit(QUEUE_FLAG_REGISTERED, &(q)->queue_flags)
+#define blk_queue_skip_tagset_quiesce(q) ((q)->limits.features & BLK_FEAT_SKIP_TAGSET_QUIESCE)
 
 #define list_entry_rq(ptr) list_entry((ptr), struct request, queuelist)
 

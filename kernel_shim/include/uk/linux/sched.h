@@ -136,6 +136,8 @@ struct uk_current_task {
 };
 inline constexpr uk_current_task current{};
 
+#define get_current_state() READ_ONCE(get_current()->__state)
+
 /* Sleep-state setters; set_current_state() orders the store before later loads. */
 #define __set_current_state(state_value) WRITE_ONCE(get_current()->__state, (state_value))
 #define set_current_state(state_value) smp_store_mb(get_current()->__state, (state_value))
