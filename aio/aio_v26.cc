@@ -170,10 +170,46 @@ static void aio_setup(void)
 	std::call_once(aio_wq_once, [] { aio_wq = create_workqueue("aio"); });
 }
 
+/*
+ * The work items of aio_wq go through these: the shim's workqueue, or the
+ * test hook's (aio_wq_ops) when a test runs the worker and the timer itself.
+ */
+const AioWqOps *aio_wq_ops;
+
+static bool aio_wq_queue_work(struct work_struct *work)
+{
+	if (unlikely(aio_wq_ops))
+		return aio_wq_ops->queue_work(work);
+	return queue_work(aio_wq, work);
+}
+
+static bool aio_wq_queue_delayed_work(struct delayed_work *dwork, unsigned long delay)
+{
+	if (unlikely(aio_wq_ops))
+		return aio_wq_ops->queue_delayed_work(dwork, delay);
+	return queue_delayed_work(aio_wq, dwork, delay);
+}
+
+static bool aio_wq_cancel_delayed_work(struct delayed_work *dwork)
+{
+	if (unlikely(aio_wq_ops))
+		return aio_wq_ops->cancel_delayed_work(dwork);
+	return cancel_delayed_work(dwork);
+}
+
+static void aio_wq_flush(void)
+{
+	if (unlikely(aio_wq_ops)) {
+		aio_wq_ops->flush();
+		return;
+	}
+	flush_workqueue(aio_wq);
+}
+
 void flush_aio_wq(void)
 {
 	aio_setup();
-	flush_workqueue(aio_wq);
+	aio_wq_flush();
 }
 
 /* ---- files ---- */
@@ -481,7 +517,7 @@ static void aio_fput_deferred(struct file *file)
 	spin_lock_irqsave(&fput_lock, flags);
 	list_add_tail(&e->list, &fput_head);
 	spin_unlock_irqrestore(&fput_lock, flags);
-	queue_work(aio_wq, &fput_work);
+	aio_wq_queue_work(&fput_work);
 }
 
 /* ---- contexts: the mm's ioctx_list ---- */
@@ -603,8 +639,8 @@ static void __put_ioctx(struct kioctx *ctx)
 	BUG_ON(ctx->reqs_active);
 
 	if (READ_ONCE(aio_put_cancel))
-		cancel_delayed_work(&ctx->wq);
-	flush_workqueue(aio_wq);
+		aio_wq_cancel_delayed_work(&ctx->wq);
+	aio_wq_flush();
 	aio_free_ring(ctx);
 	ctx->mm = NULL;
 	kfree(ctx);
@@ -892,7 +928,7 @@ void aio_queue_work(struct kioctx *ctx)
 		timeout = 1;
 	else
 		timeout = HZ / 10;
-	if (queue_delayed_work(aio_wq, &ctx->wq, timeout))
+	if (aio_wq_queue_delayed_work(&ctx->wq, timeout))
 		STAT_INC(queue_work_calls);
 }
 
@@ -900,7 +936,7 @@ void aio_queue_work(struct kioctx *ctx)
 static void aio_start_worker(struct kioctx *ctx)
 {
 	if (retry_mode() == RetryMode::kBefore) {
-		if (queue_work(aio_wq, &ctx->wq.work))
+		if (aio_wq_queue_work(&ctx->wq.work))
 			STAT_INC(queue_work_calls);
 	} else {
 		aio_queue_work(ctx);
@@ -926,7 +962,7 @@ static void aio_kick_handler(struct work_struct *work)
 	unuse_mm(ctx->mm);
 	spin_unlock_irq(&ctx->ctx_lock);
 	/* we are on the worker already: no delay */
-	if (requeue && queue_work(aio_wq, &ctx->wq.work))
+	if (requeue && aio_wq_queue_work(&ctx->wq.work))
 		STAT_INC(queue_work_calls);
 }
 

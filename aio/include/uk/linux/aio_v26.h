@@ -246,6 +246,21 @@ long nr_live_ctx(void);
 /* Waits for everything queued on aio_wq (timers not yet fired excepted). */
 void flush_aio_wq(void);
 
+/*
+ * Test hook: when set, the engine's work items (ctx->wq, the deferred fput)
+ * go to these instead of the shim's aio_wq, so that a test can run the
+ * delayed work's timer and the worker in tasks of its own (the explorer's
+ * scenes, tests/explore/aio_v26_test.cc). Set and cleared only while the
+ * engine has no context.
+ */
+struct AioWqOps {
+	bool (*queue_work)(struct work_struct *work);
+	bool (*queue_delayed_work)(struct delayed_work *dwork, unsigned long delay);
+	bool (*cancel_delayed_work)(struct delayed_work *dwork);
+	void (*flush)(void); /* flush_workqueue(aio_wq) */
+};
+extern const AioWqOps *aio_wq_ops;
+
 } // namespace uk::aio26
 
 #endif /* UK_LINUX_AIO_V26_H */
