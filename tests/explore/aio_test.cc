@@ -28,6 +28,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <vector>
@@ -182,7 +183,14 @@ struct Scene {
 };
 Scene scene;
 
-void DeferFree(struct rcu_work *rwork) { scene.frees.push_back(rwork); }
+// free_ioctx_reqs() queues a context once; a second time (a context whose
+// reqs count came back from zero) is a failed check, not a double free.
+void DeferFree(struct rcu_work *rwork) {
+  bool again = std::find(scene.frees.begin(), scene.frees.end(), rwork) !=
+               scene.frees.end();
+  EXPLORE_CHECK(!again);
+  if (!again) scene.frees.push_back(rwork);
+}
 
 // After join(): the grace period is over; free what free_ioctx_reqs() queued.
 void RunFrees() {
