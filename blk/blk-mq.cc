@@ -260,6 +260,9 @@ static struct request *__blk_mq_alloc_requests(struct blk_mq_alloc_data *data)
 	struct request *rq;
 	unsigned int tag;
 
+	if (data->cmd_flags & REQ_NOWAIT)
+		data->flags |= BLK_MQ_REQ_NOWAIT;
+
 retry:
 	data->ctx = blk_mq_get_ctx(q);
 	data->hctx = blk_mq_map_queue(data->cmd_flags, data->ctx);
@@ -289,32 +292,93 @@ retry:
 	return blk_mq_rq_ctx_init(data, blk_mq_tags_from_data(data), tag);
 }
 
-struct request *blk_mq_alloc_request(struct request_queue *q, blk_opf_t opf,
-				     blk_mq_req_flags_t flags)
+/* Fills the plug's request cache (plug->nr_ios requests) and returns the first. */
+static struct request *blk_mq_rq_cache_fill(struct request_queue *q, struct blk_plug *plug,
+					    blk_opf_t opf, blk_mq_req_flags_t flags)
 {
 	struct blk_mq_alloc_data data = {
 		.q = q,
 		.flags = flags,
-		.shallow_depth = 0,
 		.cmd_flags = opf,
-		.rq_flags = 0,
-		.nr_tags = 1,
-		.ctx = NULL,
-		.hctx = NULL,
+		.nr_tags = plug->nr_ios,
+		.cached_rqs = &plug->cached_rqs,
 	};
 	struct request *rq;
-	int ret;
 
-	ret = blk_queue_enter(q, flags);
-	if (ret)
-		return (struct request *)ERR_PTR(ret);
+	if (blk_queue_enter(q, flags))
+		return NULL;
+
+	plug->nr_ios = 1;
 
 	rq = __blk_mq_alloc_requests(&data);
-	if (!rq) {
+	if (unlikely(!rq))
 		blk_queue_exit(q);
-		return (struct request *)ERR_PTR(-EWOULDBLOCK);
-	}
 	return rq;
+}
+
+static struct request *blk_mq_alloc_cached_request(struct request_queue *q, blk_opf_t opf,
+						   blk_mq_req_flags_t flags)
+{
+	struct blk_plug *plug = current->plug;
+	struct request *rq;
+
+	if (!plug)
+		return NULL;
+
+	if (rq_list_empty(&plug->cached_rqs)) {
+		if (plug->nr_ios == 1)
+			return NULL;
+		rq = blk_mq_rq_cache_fill(q, plug, opf, flags);
+		if (!rq)
+			return NULL;
+	} else {
+		rq = rq_list_peek(&plug->cached_rqs);
+		if (!rq || rq->q != q)
+			return NULL;
+
+		if (blk_mq_get_hctx_type(opf) != rq->mq_hctx->type)
+			return NULL;
+		if (op_is_flush(rq->cmd_flags) != op_is_flush(opf))
+			return NULL;
+
+		rq_list_pop(&plug->cached_rqs);
+	}
+
+	rq->cmd_flags = opf;
+	INIT_LIST_HEAD(&rq->queuelist);
+	return rq;
+}
+
+struct request *blk_mq_alloc_request(struct request_queue *q, blk_opf_t opf,
+				     blk_mq_req_flags_t flags)
+{
+	struct request *rq;
+
+	rq = blk_mq_alloc_cached_request(q, opf, flags);
+	if (!rq) {
+		struct blk_mq_alloc_data data = {
+			.q = q,
+			.flags = flags,
+			.cmd_flags = opf,
+			.nr_tags = 1,
+		};
+		int ret;
+
+		ret = blk_queue_enter(q, flags);
+		if (ret)
+			return (struct request *)ERR_PTR(ret);
+
+		rq = __blk_mq_alloc_requests(&data);
+		if (!rq)
+			goto out_queue_exit;
+	}
+	rq->__data_len = 0;
+	rq->__sector = (sector_t)-1;
+	rq->bio = rq->biotail = NULL;
+	return rq;
+out_queue_exit:
+	blk_queue_exit(q);
+	return (struct request *)ERR_PTR(-EWOULDBLOCK);
 }
 
 void __blk_mq_free_request(struct request *rq)
@@ -1655,15 +1719,33 @@ static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned 
 	bio->bi_next = NULL;
 }
 
-/* No zoned devices here: a bio is plugged whenever its task has a plug. */
-static inline struct blk_plug *blk_mq_plug(struct bio *bio)
+static struct request *blk_mq_get_new_requests(struct request_queue *q, struct blk_plug *plug,
+					       struct bio *bio, unsigned int nsegs)
 {
-	return current->plug;
+	struct blk_mq_alloc_data data = {
+		.q = q,
+		.cmd_flags = bio->bi_opf,
+		.nr_tags = 1,
+	};
+	struct request *rq;
+
+	if (plug) {
+		data.nr_tags = plug->nr_ios;
+		plug->nr_ios = 1;
+		data.cached_rqs = &plug->cached_rqs;
+	}
+
+	rq = __blk_mq_alloc_requests(&data);
+	if (rq)
+		return rq;
+	if (bio->bi_opf & REQ_NOWAIT)
+		bio_wouldblock_error(bio);
+	return NULL;
 }
 
-/* The plug's next cached request, if it suits a bio of @opf on @q. */
-static struct request *blk_mq_peek_cached_request(struct blk_plug *plug, struct request_queue *q,
-						  blk_opf_t opf)
+/* The plug's next cached request, taken off the plug if it suits a bio of @opf on @q. */
+static struct request *blk_mq_get_cached_request(struct blk_plug *plug, struct request_queue *q,
+						 blk_opf_t opf)
 {
 	enum hctx_type type = blk_mq_get_hctx_type(opf);
 	struct request *rq;
@@ -1678,43 +1760,8 @@ static struct request *blk_mq_peek_cached_request(struct blk_plug *plug, struct 
 		return NULL;
 	if (op_is_flush(rq->cmd_flags) != op_is_flush(opf))
 		return NULL;
+	rq_list_pop(&plug->cached_rqs);
 	return rq;
-}
-
-static void blk_mq_use_cached_rq(struct request *rq, struct blk_plug *plug, struct bio *bio)
-{
-	if (rq_list_pop(&plug->cached_rqs) != rq)
-		WARN_ON_ONCE(1);
-
-	rq->cmd_flags = bio->bi_opf;
-	INIT_LIST_HEAD(&rq->queuelist);
-}
-
-static struct request *blk_mq_get_new_requests(struct request_queue *q, struct blk_plug *plug,
-					       struct bio *bio, unsigned int nsegs)
-{
-	struct blk_mq_alloc_data data = {
-		.q = q,
-		.flags = 0,
-		.shallow_depth = 0,
-		.cmd_flags = bio->bi_opf,
-		.rq_flags = 0,
-		.nr_tags = 1,
-		.cached_rqs = NULL,
-		.ctx = NULL,
-		.hctx = NULL,
-	};
-
-	if (bio->bi_opf & REQ_NOWAIT)
-		data.flags |= BLK_MQ_REQ_NOWAIT;
-
-	if (plug) {
-		data.nr_tags = plug->nr_ios;
-		plug->nr_ios = 1;
-		data.cached_rqs = &plug->cached_rqs;
-	}
-
-	return __blk_mq_alloc_requests(&data);
 }
 
 /*
@@ -1725,10 +1772,12 @@ static struct request *blk_mq_get_new_requests(struct request_queue *q, struct b
 void blk_mq_submit_bio(struct bio *bio)
 {
 	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
-	struct blk_plug *plug = blk_mq_plug(bio);
+	struct blk_plug *plug = current->plug;
+	const int is_sync = op_is_sync(bio->bi_opf);
+	struct blk_mq_hw_ctx *hctx;
 	struct request *rq;
 
-	rq = blk_mq_peek_cached_request(plug, q, bio->bi_opf);
+	rq = blk_mq_get_cached_request(plug, q, bio->bi_opf);
 
 	/* A cached request already holds its q_usage_counter reference. */
 	if (!rq) {
@@ -1737,17 +1786,12 @@ void blk_mq_submit_bio(struct bio *bio)
 	}
 
 	if (rq) {
-		blk_mq_use_cached_rq(rq, plug, bio);
+		rq->cmd_flags = bio->bi_opf;
+		INIT_LIST_HEAD(&rq->queuelist);
 	} else {
 		rq = blk_mq_get_new_requests(q, plug, bio, 1);
-		if (unlikely(!rq)) {
-			if (bio->bi_opf & REQ_NOWAIT)
-				bio_wouldblock_error(bio);
-			else
-				bio_io_error(bio);
-			blk_queue_exit(q);
-			return;
-		}
+		if (unlikely(!rq))
+			goto queue_exit;
 	}
 
 	blk_mq_bio_to_request(rq, bio, 1);
@@ -1757,7 +1801,20 @@ void blk_mq_submit_bio(struct bio *bio)
 		return;
 	}
 
-	blk_mq_run_dispatch_ops(q, blk_mq_try_issue_directly(rq->mq_hctx, rq));
+	hctx = rq->mq_hctx;
+	if ((rq->rq_flags & RQF_USE_SCHED) ||
+	    (hctx->dispatch_busy && (q->nr_hw_queues == 1 || !is_sync))) {
+		blk_mq_insert_request(rq, 0);
+		blk_mq_run_hw_queue(hctx, true);
+	} else {
+		blk_mq_run_dispatch_ops(q, blk_mq_try_issue_directly(hctx, rq));
+	}
+	return;
+
+queue_exit:
+	/* A cached request brought its own reference: none was taken to drop. */
+	if (!rq)
+		blk_queue_exit(q);
 }
 
 /*

@@ -97,11 +97,13 @@ struct request *PrivateRequest(struct request_queue *q, blk_opf_t extra = 0) {
 
 class BlkMqTest : public ::testing::Test {
  protected:
+  virtual unsigned int Depth() { return 8; }
+
   void SetUp() override {
     drv = new Driver;
     set_.ops = &kOps;
     set_.nr_hw_queues = 1;
-    set_.queue_depth = 8;
+    set_.queue_depth = Depth();
     set_.numa_node = -1;
     ASSERT_EQ(blk_mq_alloc_tag_set(&set_), 0);
     q_ = blk_mq_init_queue(&set_);
@@ -382,6 +384,44 @@ TEST(BlkMqPollTest, ExecuteRqPollsAPollQueueRequest) {
   blk_mq_free_tag_set(&set);
   delete drv;
   drv = nullptr;
+}
+
+// Deep enough that a plug's batch finds its tags in one sbitmap word.
+class BlkMqPlugCacheTest : public BlkMqTest {
+ protected:
+  unsigned int Depth() override { return 64; }
+};
+
+TEST_F(BlkMqPlugCacheTest, AllocRequestTakesFromThePlugCache) {
+  struct blk_plug plug;
+  blk_start_plug_nr_ios(&plug, 4);
+  struct request *first = blk_mq_alloc_request(q_, REQ_OP_DRV_IN, 0);
+  ASSERT_FALSE(IS_ERR(first));
+  // The first allocation took four tags and left three on the plug.
+  EXPECT_EQ(plug.nr_ios, 1);
+  int cached = 0;
+  for (struct request *rq = rq_list_peek(&plug.cached_rqs); rq;
+       rq = rq->rq_next)
+    cached++;
+  EXPECT_EQ(cached, 3);
+
+  struct request *next = rq_list_peek(&plug.cached_rqs);
+  struct request *second = blk_mq_alloc_request(q_, REQ_OP_DRV_OUT, 0);
+  ASSERT_FALSE(IS_ERR(second));
+  EXPECT_EQ(second, next);
+  EXPECT_EQ(second->cmd_flags, (blk_opf_t)REQ_OP_DRV_OUT);
+  EXPECT_EQ(blk_rq_bytes(second), 0u);
+  EXPECT_EQ(blk_rq_pos(second), (sector_t)-1);
+  EXPECT_EQ(second->bio, nullptr);
+  EXPECT_TRUE(list_empty(&second->queuelist));
+
+  blk_mq_free_request(first);
+  blk_mq_free_request(second);
+  // The unplug frees the cached rest with their usage references.
+  blk_finish_plug(&plug);
+  blk_freeze_queue_start(q_);
+  EXPECT_GT(blk_mq_freeze_queue_wait_timeout(q_, 10 * HZ), 0);
+  blk_mq_unfreeze_queue(q_);
 }
 
 }  // namespace
