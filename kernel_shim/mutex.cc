@@ -24,6 +24,7 @@ static int mutex_lock_signal(struct mutex *m, bool fatal_only)
 		if (m->word.compare_exchange_strong(z, 2, std::memory_order_acquire,
 						    std::memory_order_relaxed)) {
 			m->owner.store(uk::lock_owner_self(), std::memory_order_relaxed);
+			__uk_explore_lock(m, UK_LOCK_ACQUIRE);
 			return 0;
 		}
 	}

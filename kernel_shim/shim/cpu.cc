@@ -32,6 +32,9 @@ constinit thread_local ThreadCpu tls_cpu
 int host_to_vcpu[1024];
 constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
+#ifdef UKERN_EXPLORE
+LockHook lock_hook = nullptr;
+#endif
 SchedBlockHook sched_block_hook = nullptr;
 unsigned int rseq_counter_cpus = 0;
 

@@ -206,6 +206,7 @@ struct Task {
   const char *bwhere = nullptr;
   void *bsite = nullptr;
   std::string name;
+  std::vector<const void *> held;  // exclusive locks held, in order taken
 };
 
 struct TraceEntry {
@@ -237,6 +238,106 @@ struct Engine {
   std::vector<TraceEntry> trace;
   std::vector<int> irq_stack[NR_CPUS];
   bool joined = false;
+  bool lockdep = true;
+
+  // Lock validation (lockdep's two main checks, per schedule, with each
+  // lock instance its own class): `order` holds an edge A -> B for every
+  // acquisition of B while A was held, with where it was first seen;
+  // `usage` records in which contexts and interrupt states each lock was
+  // taken.
+  struct Witness {
+    int task;
+    long step;
+  };
+  struct Usage {
+    Witness in_hardirq{-1, 0}, hardirq_on{-1, 0};
+    Witness in_softirq{-1, 0}, softirq_on{-1, 0};
+  };
+  std::map<std::pair<const void *, const void *>, Witness> order;
+  std::map<const void *, Usage> usage;
+  std::map<std::pair<const void *, const void *>, bool> reported;
+
+  std::string witness(const Witness &w) const {
+    return tasks[w.task]->name + " at step " + std::to_string(w.step);
+  }
+
+  // Is `to` reachable from `from` over the recorded order edges?
+  bool reaches(const void *from, const void *to) const {
+    std::vector<const void *> todo{from};
+    std::vector<const void *> seen;
+    while (!todo.empty()) {
+      const void *l = todo.back();
+      todo.pop_back();
+      if (l == to) return true;
+      if (std::find(seen.begin(), seen.end(), l) != seen.end()) continue;
+      seen.push_back(l);
+      for (auto it = order.lower_bound({l, nullptr});
+           it != order.end() && it->first.first == l; ++it)
+        todo.push_back(it->first.second);
+    }
+    return false;
+  }
+
+  static std::string addr(const void *p) {
+    char b[32];
+    snprintf(b, sizeof(b), "%p", p);
+    return b;
+  }
+
+  void lock_event(Task *t, const void *lock, int op) {
+    std::lock_guard<std::mutex> lk(mu);
+    if (op == UK_LOCK_RELEASE) {
+      auto it = std::find(t->held.rbegin(), t->held.rend(), lock);
+      if (it != t->held.rend()) t->held.erase(std::next(it).base());
+      return;
+    }
+    Witness now{t->id, step};
+    if (op == UK_LOCK_ACQUIRE) {
+      for (const void *h : t->held) {
+        if (h == lock) continue;
+        if (!order.count({h, lock}) && reaches(lock, h) &&
+            !reported[{h, lock}]) {
+          reported[{h, lock}] = true;
+          auto back = order.lower_bound({lock, nullptr});
+          Witness other = back != order.end() && back->first.first == lock
+                              ? back->second
+                              : now;
+          auto direct = order.find({lock, h});
+          if (direct != order.end()) other = direct->second;
+          fail("lock-order inversion: " + t->name + " takes lock " +
+               addr(lock) + " while holding " + addr(h) + " (step " +
+               std::to_string(step) + "), and " + witness(other) +
+               " took them (or a chain between them) in the other order");
+        }
+        order.emplace(std::make_pair(h, lock), now);
+      }
+    }
+    t->held.push_back(lock);
+    Usage &u = usage[lock];
+    bool irqs_on = !irqs_disabled();
+    if (in_hardirq()) {
+      if (u.in_hardirq.task < 0) u.in_hardirq = now;
+    } else if (irqs_on && u.hardirq_on.task < 0) {
+      u.hardirq_on = now;
+    }
+    if (in_serving_softirq()) {
+      if (u.in_softirq.task < 0) u.in_softirq = now;
+    } else if (irqs_on && !in_hardirq() && softirq_count() == 0 &&
+               u.softirq_on.task < 0) {
+      u.softirq_on = now;
+    }
+    auto inconsistent = [&](const Witness &in, const Witness &on,
+                            const char *ctx, const char *state) {
+      if (in.task < 0 || on.task < 0 || reported[{lock, lock}]) return;
+      reported[{lock, lock}] = true;
+      fail(std::string("inconsistent lock state: lock ") + addr(lock) +
+           " is taken in " + ctx + " (" + witness(in) + ") and with " + state +
+           " enabled (" + witness(on) + "); that " + ctx +
+           " can arrive on the holder's CPU and spin on it forever");
+    };
+    inconsistent(u.in_hardirq, u.hardirq_on, "hardirq", "interrupts");
+    inconsistent(u.in_softirq, u.softirq_on, "softirq", "bottom halves");
+  }
 
   static uint32_t load_word(const void *w) {
     return __atomic_load_n(static_cast<const uint32_t *>(w), __ATOMIC_SEQ_CST);
@@ -449,6 +550,11 @@ void hook_point(const char *where) {
   if (t != nullptr) t->e->point(t, where);
 }
 
+void hook_lock(const void *lock, int op) {
+  Task *t = tl_task;
+  if (t != nullptr && t->e->lockdep) t->e->lock_event(t, lock, op);
+}
+
 void hook_block(const char *where, const void *word, uint32_t mask) {
   Task *t = tl_task;
   if (t != nullptr) {
@@ -621,9 +727,12 @@ long leak_count() {
          static_cast<long>(uk::percpu_bytes_in_use());
 }
 
+bool g_lockdep = true;  // Options::lockdep of the running explore::run()
+
 Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
                 long max_steps, bool tracing) {
   auto *e = new Engine;
+  e->lockdep = g_lockdep;
   e->chooser = ch;
   e->max_steps = max_steps;
   e->tracing = tracing;
@@ -634,6 +743,7 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   long live = leak_count();
   uk::sched_hook = hook_point;
   uk::sched_block_hook = hook_block;
+  uk::lock_hook = hook_lock;
   bool stuck = false;
   try {
     body();
@@ -643,6 +753,7 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   }
   uk::sched_hook = nullptr;
   uk::sched_block_hook = nullptr;
+  uk::lock_hook = nullptr;
   Outcome o;
   if (__atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED) != warns)
     e->fail("the kernel code WARNed");
@@ -820,6 +931,7 @@ struct CpuCount {
 
 Result run(const std::function<void()> &body, const Options &opts) {
   CpuCount cpus;
+  g_lockdep = opts.lockdep;
   Result r;
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {

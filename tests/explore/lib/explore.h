@@ -26,6 +26,10 @@ struct Options {
   long max_steps = 20000;     // per schedule: beyond it, a livelock
   bool shrink = true;
   bool trace = false;  // print the trace of the failing (or replayed) run
+  // Lock validation: a lock-order inversion (A then B in one place, B then
+  // A in another) or a lock taken both in an interrupt and with that
+  // interrupt enabled fails the schedule even when it did not deadlock.
+  bool lockdep = true;
   std::string replay;  // a schedule string: run exactly that one
 };
 

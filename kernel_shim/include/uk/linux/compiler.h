@@ -62,6 +62,28 @@ extern SchedHook sched_hook;
 #define __uk_explore(what) ((void)0)
 #endif
 
+/*
+ * __uk_explore_lock(lock, op): a lock taken (UK_LOCK_ACQUIRE), taken by a
+ * trylock (UK_LOCK_TRY) or about to be released (UK_LOCK_RELEASE), for the
+ * explorer's lock-order and interrupt-safety checks (docs/explore.md). Only
+ * exclusive holds are reported: spinlocks, write locks and mutexes. Nothing
+ * outside the explore preset.
+ */
+#define UK_LOCK_ACQUIRE 0
+#define UK_LOCK_TRY 1
+#define UK_LOCK_RELEASE 2
+#ifdef UKERN_EXPLORE
+namespace uk
+{
+using LockHook = void (*)(const void *lock, int op);
+extern LockHook lock_hook;
+} // namespace uk
+#define __uk_explore_lock(lock, op) \
+	(__builtin_expect(::uk::lock_hook != nullptr, 0) ? ::uk::lock_hook((lock), (op)) : (void)0)
+#else
+#define __uk_explore_lock(lock, op) ((void)0)
+#endif
+
 #undef __always_inline /* glibc's <sys/cdefs.h> has its own */
 #define __always_inline inline __attribute__((__always_inline__))
 #define noinline __attribute__((__noinline__))

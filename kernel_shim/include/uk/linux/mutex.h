@@ -34,6 +34,7 @@ static inline void mutex_lock(struct mutex *m)
 	::uk::sched_point("mutex_lock");
 	::uk::lockword_lock(&m->word, 100);
 	m->owner.store(::uk::lock_owner_self(), std::memory_order_relaxed);
+	__uk_explore_lock(m, UK_LOCK_ACQUIRE);
 }
 
 static inline int mutex_trylock(struct mutex *m)
@@ -41,12 +42,14 @@ static inline int mutex_trylock(struct mutex *m)
 	if (!::uk::lockword_trylock(&m->word))
 		return 0;
 	m->owner.store(::uk::lock_owner_self(), std::memory_order_relaxed);
+	__uk_explore_lock(m, UK_LOCK_TRY);
 	return 1;
 }
 
 static inline void mutex_unlock(struct mutex *m)
 {
 	WARN_ON(m->owner.load(std::memory_order_relaxed) != ::uk::lock_owner_self());
+	__uk_explore_lock(m, UK_LOCK_RELEASE);
 	m->owner.store(nullptr, std::memory_order_relaxed);
 	::uk::lockword_unlock(&m->word);
 }

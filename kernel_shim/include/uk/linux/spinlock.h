@@ -60,6 +60,7 @@ static __always_inline void do_raw_spin_lock(raw_spinlock_t *lock)
 	::uk::sched_point("spin_lock");
 	::uk::lockword_lock(&lock->word, 1000);
 	lock->owner.store(::uk::lock_owner_self(), std::memory_order_relaxed);
+	__uk_explore_lock(lock, UK_LOCK_ACQUIRE);
 }
 
 static __always_inline bool do_raw_spin_trylock(raw_spinlock_t *lock)
@@ -67,11 +68,13 @@ static __always_inline bool do_raw_spin_trylock(raw_spinlock_t *lock)
 	if (!::uk::lockword_trylock(&lock->word))
 		return false;
 	lock->owner.store(::uk::lock_owner_self(), std::memory_order_relaxed);
+	__uk_explore_lock(lock, UK_LOCK_TRY);
 	return true;
 }
 
 static __always_inline void do_raw_spin_unlock(raw_spinlock_t *lock)
 {
+	__uk_explore_lock(lock, UK_LOCK_RELEASE);
 	lock->owner.store(nullptr, std::memory_order_relaxed);
 	::uk::lockword_unlock(&lock->word);
 }
@@ -222,10 +225,12 @@ static __always_inline void do_write_lock(rwlock_t *l)
 	if (unlikely(!l->cnts.compare_exchange_strong(z, __UK_RW_WRITER, std::memory_order_acquire,
 						      std::memory_order_relaxed)))
 		::uk::rwlock_write_slow(l);
+	__uk_explore_lock(l, UK_LOCK_ACQUIRE);
 }
 
 static __always_inline void do_write_unlock(rwlock_t *l)
 {
+	__uk_explore_lock(l, UK_LOCK_RELEASE);
 	l->cnts.fetch_and(~__UK_RW_WRITER, std::memory_order_release);
 }
 
@@ -244,8 +249,11 @@ static __always_inline int do_write_trylock(rwlock_t *l)
 {
 	uint32_t z = 0;
 
-	return l->cnts.compare_exchange_strong(z, __UK_RW_WRITER, std::memory_order_acquire,
-					       std::memory_order_relaxed);
+	if (!l->cnts.compare_exchange_strong(z, __UK_RW_WRITER, std::memory_order_acquire,
+					     std::memory_order_relaxed))
+		return 0;
+	__uk_explore_lock(l, UK_LOCK_TRY);
+	return 1;
 }
 
 #define read_lock(l)               \
