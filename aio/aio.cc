@@ -855,7 +855,8 @@ static void aio_wake_up_all(struct kioctx *ctx)
 	struct aio_waiter *curr, *next;
 	u64 one = 1;
 
-	spin_lock(&ctx->wait.lock);
+	/* Interrupts off: aio_complete() takes this lock in the completion irq. */
+	spin_lock_irq(&ctx->wait.lock);
 	list_for_each_entry_safe (curr, next, &ctx->wait.head, entry) {
 		list_del_init(&curr->entry);
 		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
@@ -863,7 +864,7 @@ static void aio_wake_up_all(struct kioctx *ctx)
 			/* the counter cannot overflow: it is drained at each wakeup */
 		}
 	}
-	spin_unlock(&ctx->wait.lock);
+	spin_unlock_irq(&ctx->wait.lock);
 }
 
 /* kill_ioctx
