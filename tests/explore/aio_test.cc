@@ -46,19 +46,6 @@
 
 namespace {
 
-// Prints the line tools/ukern explore --historical counts.
-void ReportFound(const char *name, const explore::Result &r, long budget) {
-  printf(
-      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-      "(%.0f schedules/s)\n",
-      name, r.failed ? "found" : "NOT found",
-      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
-      r.schedules_per_second());
-  if (r.failed)
-    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
-           r.schedule.c_str(), r.trace.c_str());
-}
-
 // The buggy side's search; the environment (tools/ukern explore
 // --strategy, --schedules) overrides it.
 explore::Options FindOptions(long budget, explore::Strategy st) {
@@ -305,7 +292,8 @@ TEST(Historical, AioV416LookupDestroyFound) {
   explore::Options o = FindOptions(budget, explore::Strategy::kDfs);
   explore::Result r = explore::run([] { LookupVsDestroy(true); }, o);
   uk::aio::lookup_get_v416 = false;
-  ReportFound("Historical.AioV416LookupDestroyFound", r, o.max_schedules);
+  explore::report_found("Historical.AioV416LookupDestroyFound", r,
+                        o.max_schedules);
   uk::testing::AllowWarnings();  // the WARN is the finding
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("WARN"), std::string::npos) << r.message;
@@ -362,7 +350,8 @@ TEST(Historical, AioV310KillCancelFound) {
   explore::Options o = FindOptions(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { SubmitVsDestroy(true); }, o);
   uk::aio::kill_cancel_v310 = false;
-  ReportFound("Historical.AioV310KillCancelFound", r, o.max_schedules);
+  explore::report_found("Historical.AioV310KillCancelFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
       << r.message;

@@ -325,15 +325,7 @@ TEST(Historical, AioV26PutCancelFound) {
   explore::Result r = explore::run([] { DestroyWithDelayedWork(false); }, o);
   a26::aio_wq_ops = nullptr;
   a26::aio_put_cancel = true;
-  printf(
-      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-      "(%.0f schedules/s)\n",
-      "Historical.AioV26PutCancelFound", r.failed ? "found" : "NOT found",
-      r.found_at ? r.found_at : r.schedules, o.max_schedules, r.seconds,
-      r.schedules_per_second());
-  if (r.failed)
-    printf("[explore] Historical.AioV26PutCancelFound: %s\n  schedule %s\n%s",
-           r.message.c_str(), r.schedule.c_str(), r.trace.c_str());
+  explore::report_found("Historical.AioV26PutCancelFound", r, o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("freed"), std::string::npos) << r.message;
 }

@@ -16,6 +16,7 @@
 
 #include "../../blk/blk-mq-tag.h"
 #include "explore.h"
+#include "sbitmap_hints.h"
 #include "testmain.h"
 
 namespace {
@@ -53,15 +54,6 @@ struct TagScene {
   }
 };
 
-// sbitmap_init_node() seeds the allocation hints at random: a schedule
-// must start from the same state every time it runs, so they start at 0.
-// A map of depth 0 (no reserved tags) has none.
-void ZeroHints(struct sbitmap *sb) {
-  unsigned int cpu;
-  if (!sb->alloc_hint) return;
-  for_each_possible_cpu(cpu) * per_cpu_ptr(sb->alloc_hint, cpu) = 0;
-}
-
 void NoRun(struct blk_mq_hw_ctx *, bool) {}
 
 TagScene *NewScene(unsigned depth, unsigned reserved, unsigned flags,
@@ -83,8 +75,8 @@ TagScene *NewScene(unsigned depth, unsigned reserved, unsigned flags,
   for (int i = 0; i < nr_queues; i++) {
     struct blk_mq_tags *t = s->tags_arr[i];
     EXPLORE_CHECK(t != nullptr);
-    ZeroHints(&t->bitmap_tags.sb);
-    ZeroHints(&t->breserved_tags.sb);
+    explore::zero_alloc_hints(&t->bitmap_tags.sb);
+    explore::zero_alloc_hints(&t->breserved_tags.sb);
     for (unsigned tag = 0; tag < depth; tag++) {
       s->rqs[i][tag].tag = -1;
       s->srqp[i][tag] = &s->rqs[i][tag];
@@ -169,19 +161,6 @@ struct request *StartRequest(TagScene *s, int qi, int cpu) {
   return rq;
 }
 
-// Prints the line tools/ukern explore --historical counts.
-void ReportFound(const char *name, const explore::Result &r, long budget) {
-  printf(
-      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-      "(%.0f schedules/s)\n",
-      name, r.failed ? "found" : "NOT found",
-      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
-      r.schedules_per_second());
-  if (r.failed)
-    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
-           r.schedule.c_str(), r.trace.c_str());
-}
-
 // The options of a bounded test: the bounded search for up to @schedules;
 // the environment (tools/ukern explore --schedules, --strategy) overrides.
 explore::Options Bounded(long schedules) {
@@ -249,7 +228,7 @@ TEST(Historical, BlkMqTagIterFreeFound) {
   o.trace = true;
   explore::Result r = explore::run([] { IterVsFree(true); }, o);
   blk_mq_tag_iter_v513 = false;
-  ReportFound("Historical.BlkMqTagIterFreeFound", r, o.max_schedules);
+  explore::report_found("Historical.BlkMqTagIterFreeFound", r, o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("freed request"), std::string::npos) << r.message;
 }

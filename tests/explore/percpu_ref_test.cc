@@ -187,19 +187,6 @@ void SwitchAgainstKill(bool v47) {
   percpu_ref_exit(&s->ref);
 }
 
-// Prints the line tools/ukern explore --historical counts.
-void ReportFound(const char *name, const explore::Result &r, long budget) {
-  printf(
-      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-      "(%.0f schedules/s)\n",
-      name, r.failed ? "found" : "NOT found",
-      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
-      r.schedules_per_second());
-  if (r.failed)
-    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
-           r.schedule.c_str(), r.trace.c_str());
-}
-
 TEST(Historical, PercpuRefV47SwitchKillFound) {
   const long budget = 20000;
   explore::Options o;
@@ -213,7 +200,8 @@ TEST(Historical, PercpuRefV47SwitchKillFound) {
   o.trace = true;
   uk::testing::AllowWarnings();
   explore::Result r = explore::run([] { SwitchAgainstKill(true); }, o);
-  ReportFound("Historical.PercpuRefV47SwitchKillFound", r, o.max_schedules);
+  explore::report_found("Historical.PercpuRefV47SwitchKillFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
 }
 

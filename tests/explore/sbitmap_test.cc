@@ -12,29 +12,10 @@
 #include <uk/linux/wait.h>
 
 #include "explore.h"
+#include "sbitmap_hints.h"
 #include "testmain.h"
 
 namespace {
-
-// sbitmap_init_node() seeds the allocation hints at random: a schedule
-// must start from the same state every time it runs, so they start at 0.
-void ZeroHints(struct sbitmap *sb) {
-  unsigned int cpu;
-  for_each_possible_cpu(cpu) * per_cpu_ptr(sb->alloc_hint, cpu) = 0;
-}
-
-// Prints the line tools/ukern explore --historical counts.
-void ReportFound(const char *name, const explore::Result &r, long budget) {
-  printf(
-      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
-      "(%.0f schedules/s)\n",
-      name, r.failed ? "found" : "NOT found",
-      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
-      r.schedules_per_second());
-  if (r.failed)
-    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
-           r.schedule.c_str(), r.trace.c_str());
-}
 
 // The buggy side's search; the environment (tools/ukern explore
 // --strategy, --schedules) overrides it.
@@ -100,7 +81,7 @@ void NestedCompletion(enum sbq_wake_scheme scheme) {
   EXPLORE_CHECK(
       sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
   sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
-  ZeroHints(&s->sbq.sb);
+  explore::zero_alloc_hints(&s->sbq.sb);
   s->tag[0] = __sbitmap_queue_get(&s->sbq);
   s->tag[1] = __sbitmap_queue_get(&s->sbq);
   EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
@@ -124,7 +105,8 @@ TEST(Historical, SbitmapV61WakeCntFound) {
   // it back until a change point, so it lands inside the completion.
   explore::Options o = FindOptions(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { NestedCompletion(SBQ_WAKE_V61); }, o);
-  ReportFound("Historical.SbitmapV61WakeCntFound", r, o.max_schedules);
+  explore::report_found("Historical.SbitmapV61WakeCntFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
       << r.message;
@@ -146,7 +128,7 @@ void ManyWaiters() {
   static int tags[4];
   EXPLORE_CHECK(
       sbitmap_queue_init_node(&s->sbq, 4, -1, false, GFP_KERNEL, -1) == 0);
-  ZeroHints(&s->sbq.sb);
+  explore::zero_alloc_hints(&s->sbq.sb);
   for (int &t : tags) t = __sbitmap_queue_get(&s->sbq);
   for (int cpu : {1, 1, 2}) explore::spawn([s] { WaitForTag(s); }, cpu);
   explore::spawn(
@@ -186,7 +168,7 @@ void TwoAllocators(bool v610) {
   SbScene *s = &sb_scene;
   EXPLORE_CHECK(sbitmap_init_node(&s->sb, 64, 6, GFP_KERNEL, -1, false, true) ==
                 0);
-  ZeroHints(&s->sb);
+  explore::zero_alloc_hints(&s->sb);
   for (int i = 0; i < 64; i++) sbitmap_get(&s->sb);
   sbitmap_put(&s->sb, 10);
   sbitmap_put(&s->sb, 11);
@@ -204,7 +186,8 @@ TEST(Historical, SbitmapV610DeferredClearFound) {
   explore::Options o = FindOptions(budget);
   explore::Result r = explore::run([] { TwoAllocators(true); }, o);
   sbitmap_deferred_clear_v610 = false;
-  ReportFound("Historical.SbitmapV610DeferredClearFound", r, o.max_schedules);
+  explore::report_found("Historical.SbitmapV610DeferredClearFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("got"), std::string::npos) << r.message;
 }
@@ -237,7 +220,7 @@ void OneCompleter(enum sbq_wake_scheme scheme) {
   EXPLORE_CHECK(
       sbitmap_queue_init_node(&s->sbq, 2, -1, false, GFP_KERNEL, -1) == 0);
   sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
-  ZeroHints(&s->sbq.sb);
+  explore::zero_alloc_hints(&s->sbq.sb);
   s->tag[0] = __sbitmap_queue_get(&s->sbq);
   s->tag[1] = __sbitmap_queue_get(&s->sbq);
   EXPLORE_CHECK(s->tag[0] >= 0 && s->tag[1] >= 0);
@@ -259,7 +242,8 @@ TEST(Historical, SbitmapV61NextStuckCountFound) {
   // random walk.
   explore::Options o = FindOptions(budget);
   explore::Result r = explore::run([] { OneCompleter(SBQ_WAKE_V61_NEXT); }, o);
-  ReportFound("Historical.SbitmapV61NextStuckCountFound", r, o.max_schedules);
+  explore::report_found("Historical.SbitmapV61NextStuckCountFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("livelock"), std::string::npos) << r.message;
 }
@@ -300,7 +284,7 @@ void SlowRequests(enum sbq_wake_scheme scheme) {
       sbitmap_queue_init_node(&s->sbq, 16, -1, false, GFP_KERNEL, -1) == 0);
   sbitmap_queue_set_wake_scheme(&s->sbq, scheme);
   EXPLORE_CHECK(s->sbq.wake_batch == 2);
-  ZeroHints(&s->sbq.sb);
+  explore::zero_alloc_hints(&s->sbq.sb);
   for (int &t : s->tag) t = __sbitmap_queue_get(&s->sbq);
   EXPLORE_CHECK(s->tag[15] >= 0 && __sbitmap_queue_get(&s->sbq) < 0);
   atomic_set(&s->done, 0);
@@ -340,7 +324,8 @@ TEST(Historical, SbitmapV60StaleWakeFound) {
   // its budget on the later choice points; PCT finds it.
   explore::Options o = FindOptions(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { SlowRequests(SBQ_WAKE_V60); }, o);
-  ReportFound("Historical.SbitmapV60StaleWakeFound", r, o.max_schedules);
+  explore::report_found("Historical.SbitmapV60StaleWakeFound", r,
+                        o.max_schedules);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("sleeps in schedule()"), std::string::npos)
       << r.message;

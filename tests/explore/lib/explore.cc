@@ -1012,6 +1012,18 @@ Options test_defaults() {
   return o;
 }
 
+void report_found(const char *name, const Result &r, long budget) {
+  printf(
+      "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "
+      "(%.0f schedules/s)\n",
+      name, r.failed ? "found" : "NOT found",
+      r.found_at ? r.found_at : r.schedules, budget, r.seconds,
+      r.schedules_per_second());
+  if (r.failed)
+    printf("[explore] %s: %s\n  schedule %s\n%s", name, r.message.c_str(),
+           r.schedule.c_str(), r.trace.c_str());
+}
+
 void run_test(const char *name, const std::function<void()> &body,
               Options base) {
   Options o = options_from_env(base);

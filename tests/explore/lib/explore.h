@@ -80,6 +80,12 @@ long schedule_index();
 // override them (tools/ukern explore --budget).
 Options test_defaults();
 
+// Prints the result of a search for a known bug in the form
+// `tools/ukern explore --historical` counts ("[explore] NAME: found after N
+// schedules (budget B) in S s (R schedules/s)"), then the message, the
+// shrunk schedule and its trace when it was found.
+void report_found(const char *name, const Result &r, long budget);
+
 // gtest glue behind EXPLORE_TEST: runs with options_from_env(), fails the
 // test with the shrunk schedule and its trace, prints schedules/s.
 void run_test(const char *name, const std::function<void()> &body,
