@@ -70,6 +70,38 @@ TEST(BitopsTest, SetClearChange) {
   EXPECT_EQ(map[2], 0UL);
 }
 
+// Bit numbers the compiler cannot see (on x86-64 the atomic forms are then one
+// lock bts/btr/btc with the number in a register): each must reach its own
+// word and bit, and no other.
+TEST(BitopsTest, RuntimeNumbers) {
+  DECLARE_BITMAP(map, 200);
+  bitmap_zero(map, 200);
+  volatile long numbers[] = {0, 1, 63, 64, 65, 130, 199};
+  for (long nr : numbers) {
+    unsigned long *word = &map[nr / BITS_PER_LONG];
+    unsigned long mask = 1UL << (nr % BITS_PER_LONG);
+
+    set_bit(nr, map);
+    EXPECT_EQ(*word, mask);
+    change_bit(nr, map);
+    EXPECT_EQ(*word, 0UL);
+    change_bit(nr, map);
+    clear_bit(nr, map);
+    EXPECT_EQ(*word, 0UL);
+    EXPECT_FALSE(test_and_set_bit(nr, map));
+    EXPECT_TRUE(test_and_set_bit(nr, map));
+    EXPECT_EQ(*word, mask);
+    EXPECT_TRUE(test_and_clear_bit(nr, map));
+    EXPECT_FALSE(test_and_clear_bit(nr, map));
+    EXPECT_FALSE(test_and_change_bit(nr, map));
+    EXPECT_TRUE(test_and_change_bit(nr, map));
+    EXPECT_FALSE(test_and_set_bit_lock(nr, map));
+    EXPECT_TRUE(test_and_set_bit_lock(nr, map));
+    clear_bit_unlock(nr, map);
+    EXPECT_TRUE(bitmap_empty(map, 200)) << nr;
+  }
+}
+
 TEST(BitopsTest, TestAndForms) {
   unsigned long map[2] = {0, 0};
   EXPECT_FALSE(test_and_set_bit(70, map));

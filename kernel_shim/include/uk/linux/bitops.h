@@ -17,22 +17,64 @@
 #define BITS_TO_LONGS(nr) (((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define BITS_TO_U32(nr) (((nr) + 31) / 32)
 
+/*
+ * x86-64 outside the sanitizers: an atomic operation on a bit whose number is
+ * known only at run time is one `lock bts`/`btr`/`btc` with the number in a
+ * register, which addresses the whole bitmap, as arch/x86's bitops do; the
+ * locked instruction is a full barrier, which covers every ordering below.
+ * A constant number, and the sanitizer builds (which see only the
+ * builtins), take the builtins.
+ */
+#if defined(__x86_64__) && !defined(UK_TSAN) && !defined(UK_ASAN)
+#define __UK_BITOP_ASM(nr) (!__builtin_constant_p(nr))
+#else
+#define __UK_BITOP_ASM(nr) false
+#endif
+
+#define __UK_BITOP(insn, nr, addr)                                                       \
+	asm volatile("lock " insn "q %1, %0"                                             \
+		     : "+m"(*(volatile long *)(addr))                                    \
+		     : "r"((long)(nr))                                                   \
+		     : "memory")
+
+#define __UK_TEST_BITOP(insn, nr, addr)                                                  \
+	({                                                                               \
+		bool __old;                                                              \
+		asm volatile("lock " insn "q %2, %1"                                     \
+			     : "=@ccc"(__old), "+m"(*(volatile long *)(addr))            \
+			     : "r"((long)(nr))                                           \
+			     : "memory");                                                \
+		__old;                                                                   \
+	})
+
 static __always_inline void set_bit(long nr, volatile unsigned long *addr)
 {
-	__uk_explore("bitop"), __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
-						 __ATOMIC_RELAXED);
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		__UK_BITOP("bts", nr, addr);
+	else
+		__atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+				  __ATOMIC_RELAXED);
 }
 
 static __always_inline void clear_bit(long nr, volatile unsigned long *addr)
 {
-	__uk_explore("bitop"), __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr),
-						  ~BIT_MASK(nr), __ATOMIC_RELAXED);
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		__UK_BITOP("btr", nr, addr);
+	else
+		__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr),
+				   __ATOMIC_RELAXED);
 }
 
 static __always_inline void change_bit(long nr, volatile unsigned long *addr)
 {
-	__uk_explore("bitop"), __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr),
-						  BIT_MASK(nr), __ATOMIC_RELAXED);
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		__UK_BITOP("btc", nr, addr);
+	else
+		__atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), BIT_MASK(nr),
+				   __ATOMIC_RELAXED);
 }
 
 /* One mask value in each: g++ then emits lock bts/btr/btc, as the kernel's x86. */
@@ -40,42 +82,54 @@ static __always_inline bool test_and_set_bit(long nr, volatile unsigned long *ad
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __uk_explore("bitop"),
-	       __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
-		       mask;
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		return __UK_TEST_BITOP("bts", nr, addr);
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __uk_explore("bitop"),
-	       __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) &
-		       mask;
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		return __UK_TEST_BITOP("btr", nr, addr);
+	return __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_change_bit(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __uk_explore("bitop"),
-	       __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
-		       mask;
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		return __UK_TEST_BITOP("btc", nr, addr);
+	return __atomic_fetch_xor((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_SEQ_CST) &
+	       mask;
 }
 
 static __always_inline bool test_and_set_bit_lock(long nr, volatile unsigned long *addr)
 {
 	unsigned long mask = BIT_MASK(nr);
 
-	return __uk_explore("bitop"),
-	       __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) &
-		       mask;
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		return __UK_TEST_BITOP("bts", nr, addr);
+	return __atomic_fetch_or((unsigned long *)addr + BIT_WORD(nr), mask, __ATOMIC_ACQUIRE) &
+	       mask;
 }
 
 static __always_inline void clear_bit_unlock(long nr, volatile unsigned long *addr)
 {
-	__uk_explore("bitop"), __atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr),
-						  ~BIT_MASK(nr), __ATOMIC_RELEASE);
+	__uk_explore("bitop");
+	if (__UK_BITOP_ASM(nr))
+		__UK_BITOP("btr", nr, addr);
+	else
+		__atomic_fetch_and((unsigned long *)addr + BIT_WORD(nr), ~BIT_MASK(nr),
+				   __ATOMIC_RELEASE);
 }
 
 /* Release store of the whole word: only the lock holder writes the word. */

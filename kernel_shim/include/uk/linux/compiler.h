@@ -29,6 +29,17 @@
 #endif
 #endif
 
+/*
+ * __uk_hidden: a shim global that the inline fast paths read. The static
+ * layers are built -fPIC (libukern_aio.so links them), so a default-
+ * visibility variable is reached through its GOT entry, which the link turns
+ * into a lea: one instruction more at every access. A hidden one is
+ * addressed from %rip. No symbol that anything resolves changes: a program
+ * links one copy of the static layers, and libukern_aio.so exports none of
+ * their symbols (libukern_aio.map).
+ */
+#define __uk_hidden __attribute__((visibility("hidden")))
+
 #ifdef UK_TSAN
 extern "C" {
 void __tsan_acquire(void *addr);
@@ -54,7 +65,7 @@ void __tsan_ignore_thread_end(void);
 namespace uk
 {
 using SchedHook = void (*)(const char *where);
-extern SchedHook sched_hook;
+extern SchedHook sched_hook __uk_hidden;
 } // namespace uk
 #define __uk_explore(what) \
 	(__builtin_expect(::uk::sched_hook != nullptr, 0) ? ::uk::sched_hook(what) : (void)0)

@@ -39,7 +39,7 @@ bool should_fail(struct fault_attr *attr, ssize_t size);
 
 /* failslab: kmalloc/kmem_cache allocations fail as fail_attr says. */
 struct kmem_cache;
-extern struct fault_attr failslab;
+extern struct fault_attr failslab __uk_hidden;
 extern bool failslab_ignore_gfp_reclaim;
 
 /*

@@ -41,9 +41,9 @@ namespace uk
 {
 
 /* The host clock's jiffies: written by jiffies_update() only. */
-extern std::atomic<unsigned long> jiffies_host;
+extern std::atomic<unsigned long> jiffies_host __uk_hidden;
 /* Read jiffies from the clock instead: the virtual clock, or no tick yet. */
-extern std::atomic<bool> jiffies_from_clock;
+extern std::atomic<bool> jiffies_from_clock __uk_hidden;
 
 /* jiffies from the clock (and the tick started where it is missing). */
 unsigned long jiffies_slow(void);

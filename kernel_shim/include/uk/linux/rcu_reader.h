@@ -50,13 +50,13 @@ static __always_inline RcuReader &rcu_reader_self(void)
 	return *p;
 }
 /* Grace-period counter: a multiple of RCU_GP_CTR_INC. */
-extern unsigned long rcu_gp_ctr;
+extern unsigned long rcu_gp_ctr __uk_hidden;
 /* rcu_gp_ctr + 1: what an outermost rcu_read_lock() stores. */
-extern unsigned long rcu_gp_ctr_reader;
+extern unsigned long rcu_gp_ctr_reader __uk_hidden;
 /* -1 while a writer sleeps waiting for readers (liburcu's gp.futex). */
-extern int rcu_gp_futex;
+extern int rcu_gp_futex __uk_hidden;
 /* Set once, before the first reader registers: readers may skip fences. */
-extern bool rcu_has_membarrier;
+extern bool rcu_has_membarrier __uk_hidden;
 
 void rcu_read_lock_slow(void);
 void rcu_read_unlock_slow(void);

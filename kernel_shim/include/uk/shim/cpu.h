@@ -34,7 +34,7 @@
 #define NR_CPUS 64
 #define CONFIG_NR_CPUS NR_CPUS
 
-extern unsigned int nr_cpu_ids;
+extern unsigned int nr_cpu_ids __uk_hidden;
 
 namespace uk {
 
@@ -68,7 +68,7 @@ struct alignas(64) CpuState {
   std::atomic<bool> has_pending{false};
 };
 
-extern constinit CpuState cpu_state[NR_CPUS];
+extern constinit CpuState cpu_state[NR_CPUS] __uk_hidden;
 
 void cpu_wake_waiters(CpuState &s);
 
@@ -83,7 +83,7 @@ inline void cpu_state_give(CpuState &s, uint32_t bits) {
 }
 
 // Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids().
-extern int host_to_vcpu[1024];
+extern int host_to_vcpu[1024] __uk_hidden;
 
 // The host CPU this thread runs on: the cpu_id the kernel keeps in the
 // thread's rseq area, which glibc (2.35+) registers for every thread. That
@@ -114,7 +114,7 @@ int host_vcpu_slow();
 // nr_cpu_ids for PIE and mmap addresses and sends the caller to the slow
 // path. Where it is not (a non-PIE heap), the id is a wrong but valid CPU,
 // which a preemptible caller cannot tell from a migration.
-extern long rseq_cpu_id_offset;
+extern long rseq_cpu_id_offset __uk_hidden;
 
 inline int host_vcpu() {
   int h;
@@ -169,7 +169,7 @@ void run_in_softirq(int cpu, const std::function<void()> &fn);
 // Hook for deterministic schedulers and interrupt injection: called at shim
 // scheduling points (locks, waits). Empty unless a test installs one.
 using SchedHook = void (*)(const char *where);
-extern SchedHook sched_hook;
+extern SchedHook sched_hook __uk_hidden;
 inline void sched_point(const char *where) {
   if (unlikely(sched_hook != nullptr)) sched_hook(where);
 }
@@ -180,7 +180,7 @@ inline void sched_point(const char *where) {
 // Only the slow paths call it, so it costs nothing when uncontended.
 using SchedBlockHook = void (*)(const char *where, const void *word,
                                 uint32_t mask);
-extern SchedBlockHook sched_block_hook;
+extern SchedBlockHook sched_block_hook __uk_hidden;
 
 }  // namespace uk
 

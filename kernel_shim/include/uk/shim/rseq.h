@@ -36,7 +36,7 @@ namespace uk {
 // at or above this limit takes the atomic path, so 0 turns rseq off.
 // Refreshed by set_nr_cpu_ids(); only changes while no counter is being
 // updated.
-extern unsigned int rseq_counter_cpus;
+extern unsigned int rseq_counter_cpus __uk_hidden;
 
 // log2 of the per-CPU unit size (PERCPU_UNIT_SHIFT).
 inline constexpr int kRseqUnitShift = 24;
