@@ -41,12 +41,12 @@ MODULE_PARM_DESC(switch, "Mode switches: current (4.8+, under percpu_ref_switch_
 			 "v47 (no lock, before 33e465ce7cb3)");
 
 /* The lock of the mode switches; v4.7 took none. */
-#define percpu_ref_switch_lock_irqsave(flags)                                   \
-	do {                                                                    \
-		if (likely(!percpu_ref_switch_v47))                             \
-			spin_lock_irqsave(&percpu_ref_switch_lock, flags);      \
-		else                                                            \
-			(flags) = 0;                                            \
+#define percpu_ref_switch_lock_irqsave(flags)                              \
+	do {                                                               \
+		if (likely(!percpu_ref_switch_v47))                        \
+			spin_lock_irqsave(&percpu_ref_switch_lock, flags); \
+		else                                                       \
+			(flags) = 0;                                       \
 	} while (0)
 #define percpu_ref_switch_unlock_irqrestore(flags)                              \
 	do {                                                                    \

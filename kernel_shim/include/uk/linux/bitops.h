@@ -31,20 +31,20 @@
 #define __UK_BITOP_ASM(nr) false
 #endif
 
-#define __UK_BITOP(insn, nr, addr)                                                       \
-	asm volatile("lock " insn "q %1, %0"                                             \
-		     : "+m"(*(volatile long *)(addr))                                    \
-		     : "r"((long)(nr))                                                   \
+#define __UK_BITOP(insn, nr, addr)                    \
+	asm volatile("lock " insn "q %1, %0"          \
+		     : "+m"(*(volatile long *)(addr)) \
+		     : "r"((long)(nr))                \
 		     : "memory")
 
-#define __UK_TEST_BITOP(insn, nr, addr)                                                  \
-	({                                                                               \
-		bool __old;                                                              \
-		asm volatile("lock " insn "q %2, %1"                                     \
-			     : "=@ccc"(__old), "+m"(*(volatile long *)(addr))            \
-			     : "r"((long)(nr))                                           \
-			     : "memory");                                                \
-		__old;                                                                   \
+#define __UK_TEST_BITOP(insn, nr, addr)                                       \
+	({                                                                    \
+		bool __old;                                                   \
+		asm volatile("lock " insn "q %2, %1"                          \
+			     : "=@ccc"(__old), "+m"(*(volatile long *)(addr)) \
+			     : "r"((long)(nr))                                \
+			     : "memory");                                     \
+		__old;                                                        \
 	})
 
 static __always_inline void set_bit(long nr, volatile unsigned long *addr)
