@@ -46,19 +46,6 @@
 
 namespace {
 
-// The buggy side's search; the environment (tools/ukern explore
-// --strategy, --schedules) overrides it.
-explore::Options FindOptions(long budget, explore::Strategy st) {
-  explore::Options o;
-  o.strategy = st;
-  o.preemption_bound = 2;
-  o.max_schedules = budget;
-  o.max_seconds = 120;
-  o = explore::options_from_env(o);
-  o.trace = true;
-  return o;
-}
-
 // Today's code: the bounded search, a few seconds in ctest (the
 // environment and tools/ukern explore --budget/--schedules override).
 explore::Options SurviveOptions() {
@@ -289,7 +276,7 @@ void LookupVsDestroy(bool v416) {
 TEST(Historical, AioV416LookupDestroyFound) {
   AioTestEnv env;
   const long budget = 20000;
-  explore::Options o = FindOptions(budget, explore::Strategy::kDfs);
+  explore::Options o = explore::find_options(budget, explore::Strategy::kDfs);
   explore::Result r = explore::run([] { LookupVsDestroy(true); }, o);
   uk::aio::lookup_get_v416 = false;
   explore::report_found("Historical.AioV416LookupDestroyFound", r,
@@ -347,7 +334,7 @@ TEST(Historical, AioV310KillCancelFound) {
   // The window is early in the submitter, where the bounded search (which
   // varies the last choices first) comes late; PCT's change points land
   // anywhere.
-  explore::Options o = FindOptions(budget, explore::Strategy::kPct);
+  explore::Options o = explore::find_options(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { SubmitVsDestroy(true); }, o);
   uk::aio::kill_cancel_v310 = false;
   explore::report_found("Historical.AioV310KillCancelFound", r,

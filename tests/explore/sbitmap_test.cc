@@ -17,20 +17,6 @@
 
 namespace {
 
-// The buggy side's search; the environment (tools/ukern explore
-// --strategy, --schedules) overrides it.
-explore::Options FindOptions(
-    long budget, explore::Strategy st = explore::Strategy::kRandom) {
-  explore::Options o;
-  o.strategy = st;
-  o.preemption_bound = 2;
-  o.max_schedules = budget;
-  o.max_seconds = 120;
-  o = explore::options_from_env(o);
-  o.trace = true;
-  return o;
-}
-
 // ---- v6.1: wait_cnt lost wake-up under a nested completion ----
 //
 // Linux 6.1's __sbq_wake_up() took a queue's wait_cnt to 0, woke a batch,
@@ -103,7 +89,7 @@ TEST(Historical, SbitmapV61WakeCntFound) {
   const long budget = 20000;
   // A uniform random walk lets the interrupt in almost at once; PCT keeps
   // it back until a change point, so it lands inside the completion.
-  explore::Options o = FindOptions(budget, explore::Strategy::kPct);
+  explore::Options o = explore::find_options(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { NestedCompletion(SBQ_WAKE_V61); }, o);
   explore::report_found("Historical.SbitmapV61WakeCntFound", r,
                         o.max_schedules);
@@ -183,7 +169,7 @@ void TwoAllocators(bool v610) {
 
 TEST(Historical, SbitmapV610DeferredClearFound) {
   const long budget = 20000;
-  explore::Options o = FindOptions(budget);
+  explore::Options o = explore::find_options(budget);
   explore::Result r = explore::run([] { TwoAllocators(true); }, o);
   sbitmap_deferred_clear_v610 = false;
   explore::report_found("Historical.SbitmapV610DeferredClearFound", r,
@@ -240,7 +226,7 @@ TEST(Historical, SbitmapV61NextStuckCountFound) {
   const long budget = 20000;
   // Three switches: beyond the bounded search's two, in reach of the
   // random walk.
-  explore::Options o = FindOptions(budget);
+  explore::Options o = explore::find_options(budget);
   explore::Result r = explore::run([] { OneCompleter(SBQ_WAKE_V61_NEXT); }, o);
   explore::report_found("Historical.SbitmapV61NextStuckCountFound", r,
                         o.max_schedules);
@@ -322,7 +308,7 @@ TEST(Historical, SbitmapV60StaleWakeFound) {
   const long budget = 20000;
   // Two switches, but deep in a long schedule: the bounded search spends
   // its budget on the later choice points; PCT finds it.
-  explore::Options o = FindOptions(budget, explore::Strategy::kPct);
+  explore::Options o = explore::find_options(budget, explore::Strategy::kPct);
   explore::Result r = explore::run([] { SlowRequests(SBQ_WAKE_V60); }, o);
   explore::report_found("Historical.SbitmapV60StaleWakeFound", r,
                         o.max_schedules);

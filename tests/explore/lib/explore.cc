@@ -1012,6 +1012,17 @@ Options test_defaults() {
   return o;
 }
 
+Options find_options(long budget, Strategy strategy) {
+  Options o;
+  o.strategy = strategy;
+  o.preemption_bound = 2;
+  o.max_schedules = budget;
+  o.max_seconds = 120;
+  o = options_from_env(o);
+  o.trace = true;
+  return o;
+}
+
 void report_found(const char *name, const Result &r, long budget) {
   printf(
       "[explore] %s: %s after %ld schedules (budget %ld) in %.2f s "

@@ -80,6 +80,11 @@ long schedule_index();
 // override them (tools/ukern explore --budget).
 Options test_defaults();
 
+// The options of a search for a known bug (a Found test): `strategy` with
+// preemption bound 2, up to `budget` schedules or 120 s, overridden by the
+// environment (tools/ukern explore --strategy, --schedules), with a trace.
+Options find_options(long budget, Strategy strategy = Strategy::kRandom);
+
 // Prints the result of a search for a known bug in the form
 // `tools/ukern explore --historical` counts ("[explore] NAME: found after N
 // schedules (budget B) in S s (R schedules/s)"), then the message, the
