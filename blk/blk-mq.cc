@@ -88,6 +88,53 @@ static void blk_mq_hctx_mark_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_c
 		sbitmap_set_bit(&hctx->ctx_map, bit);
 }
 
+void blk_mq_hctx_clear_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
+{
+	const int bit = ctx->index_hw[hctx->type];
+
+	sbitmap_clear_bit(&hctx->ctx_map, bit);
+}
+
+/* ---- in-flight counts ---- */
+
+struct mq_inflight {
+	struct block_device *part;
+	unsigned int inflight[2];
+};
+
+/*
+ * Counts started requests by direction. Requests carry no partition and no
+ * io-stat flag here, so @mi->part does not filter.
+ */
+static bool blk_mq_check_inflight(struct request *rq, void *priv)
+{
+	struct mq_inflight *mi = (struct mq_inflight *)priv;
+
+	if (blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT)
+		mi->inflight[rq_data_dir_write(rq)]++;
+
+	return true;
+}
+
+unsigned int blk_mq_in_flight(struct request_queue *q, struct block_device *part)
+{
+	struct mq_inflight mi = { .part = part };
+
+	blk_mq_queue_tag_busy_iter(q, blk_mq_check_inflight, &mi);
+
+	return mi.inflight[0] + mi.inflight[1];
+}
+
+void blk_mq_in_flight_rw(struct request_queue *q, struct block_device *part,
+			 unsigned int inflight[2])
+{
+	struct mq_inflight mi = { .part = part };
+
+	blk_mq_queue_tag_busy_iter(q, blk_mq_check_inflight, &mi);
+	inflight[0] = mi.inflight[0];
+	inflight[1] = mi.inflight[1];
+}
+
 /* Puts @rq on the hctx dispatch list, issued before anything else. */
 static void blk_mq_request_bypass_insert(struct request *rq, blk_insert_t flags)
 {
@@ -381,6 +428,82 @@ out_queue_exit:
 	return (struct request *)ERR_PTR(-EWOULDBLOCK);
 }
 
+/* Whether @cpu's software queue feeds @hctx (for @hctx's map type). */
+static bool blk_mq_cpu_mapped_to_hctx(unsigned int cpu, const struct blk_mq_hw_ctx *hctx)
+{
+	struct blk_mq_hw_ctx *mapped_hctx =
+		blk_mq_map_queue_type(hctx->queue, (enum hctx_type)hctx->type, cpu);
+
+	return mapped_hctx == hctx;
+}
+
+/*
+ * A reserved request on hardware queue @hctx_idx, for commands that belong to
+ * one queue. The software queue is that of the first CPU mapped to the hctx.
+ */
+struct request *blk_mq_alloc_request_hctx(struct request_queue *q, blk_opf_t opf,
+					  blk_mq_req_flags_t flags, unsigned int hctx_idx)
+{
+	struct blk_mq_alloc_data data = {
+		.q = q,
+		.flags = flags,
+		.cmd_flags = opf,
+		.nr_tags = 1,
+	};
+	struct request *rq;
+	unsigned int cpu;
+	unsigned int tag;
+	int ret;
+
+	/* A sleeping tag wait could wake up on another hctx: no waiting here. */
+	if (WARN_ON_ONCE(!(flags & BLK_MQ_REQ_NOWAIT)) ||
+	    WARN_ON_ONCE(!(flags & BLK_MQ_REQ_RESERVED)))
+		return (struct request *)ERR_PTR(-EINVAL);
+
+	if (hctx_idx >= q->nr_hw_queues)
+		return (struct request *)ERR_PTR(-EIO);
+
+	ret = blk_queue_enter(q, flags);
+	if (ret)
+		return (struct request *)ERR_PTR(ret);
+
+	/* An hctx no CPU maps to has no software queue to allocate from. */
+	ret = -EXDEV;
+	data.hctx = q->queue_hw_ctx[hctx_idx];
+	if (!blk_mq_hw_queue_mapped(data.hctx))
+		goto out_queue_exit;
+	for_each_online_cpu (cpu)
+		if (blk_mq_cpu_mapped_to_hctx(cpu, data.hctx))
+			break;
+	if (cpu >= nr_cpu_ids)
+		goto out_queue_exit;
+	data.ctx = per_cpu_ptr(q->queue_ctx, cpu);
+
+	if (q->elevator)
+		data.rq_flags |= RQF_SCHED_TAGS;
+	else
+		blk_mq_tag_busy(data.hctx);
+
+	if (flags & BLK_MQ_REQ_RESERVED)
+		data.rq_flags |= RQF_RESV;
+
+	ret = -EWOULDBLOCK;
+	tag = blk_mq_get_tag(&data);
+	if (tag == BLK_MQ_NO_TAG)
+		goto out_queue_exit;
+	if (!(data.rq_flags & RQF_SCHED_TAGS))
+		blk_mq_inc_active_requests(data.hctx);
+	rq = blk_mq_rq_ctx_init(&data, blk_mq_tags_from_data(&data), tag);
+	rq->__data_len = 0;
+	rq->__sector = (sector_t)-1;
+	rq->bio = rq->biotail = NULL;
+	return rq;
+
+out_queue_exit:
+	blk_queue_exit(q);
+	return (struct request *)ERR_PTR(ret);
+}
+
 void __blk_mq_free_request(struct request *rq)
 {
 	struct request_queue *q = rq->q;
@@ -411,6 +534,18 @@ void blk_mq_put_rq_ref(struct request *rq)
 {
 	if (req_ref_put_and_test(rq))
 		__blk_mq_free_request(rq);
+}
+
+/* Prints @rq's flags, position and bios at KERN_INFO, after @msg. */
+void blk_dump_rq_flags(struct request *rq, char *msg)
+{
+	printk(KERN_INFO "%s: dev %s: flags=%llx\n", msg,
+	       rq->q->disk ? rq->q->disk->disk_name : "?",
+	       (__force unsigned long long)rq->cmd_flags);
+
+	printk(KERN_INFO "  sector %llu, nr/cnr %u/%u\n", (unsigned long long)blk_rq_pos(rq),
+	       blk_rq_sectors(rq), blk_rq_cur_sectors(rq));
+	printk(KERN_INFO "  bio %p, biotail %p, len %u\n", rq->bio, rq->biotail, blk_rq_bytes(rq));
 }
 
 /* ---- completion ---- */
@@ -1769,6 +1904,18 @@ static struct request *blk_mq_get_cached_request(struct blk_plug *plug, struct r
  * (its tag from blk_mq_get_tag(), which may sleep unless REQ_NOWAIT). A
  * plugged request waits on the plug; any other is issued directly.
  */
+/* Whether @bio's size or start is not a multiple of the logical block size. */
+static bool bio_unaligned(const struct bio *bio, struct request_queue *q)
+{
+	unsigned int bs_mask = queue_logical_block_size(q) - 1;
+
+	/* An empty bio still has its start sector checked. */
+	if ((bio->bi_iter.bi_size & bs_mask) ||
+	    ((bio->bi_iter.bi_sector << SECTOR_SHIFT) & bs_mask))
+		return true;
+	return false;
+}
+
 void blk_mq_submit_bio(struct bio *bio)
 {
 	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
@@ -1783,6 +1930,12 @@ void blk_mq_submit_bio(struct bio *bio)
 	if (!rq) {
 		if (unlikely(bio_queue_enter(bio)))
 			return;
+	}
+
+	/* The block size can change under a frozen queue: check inside it. */
+	if (unlikely(bio_unaligned(bio, q))) {
+		bio_io_error(bio);
+		goto queue_exit;
 	}
 
 	if (rq) {
@@ -2368,11 +2521,46 @@ static void blk_mq_free_rq_map(struct blk_mq_tag_set *set, struct blk_mq_tags *t
 	blk_mq_free_tags(set, tags);
 }
 
+/* Every virtual CPU sits on one node: no hardware queue has a node of its own. */
+static int blk_mq_hw_queue_to_node(struct blk_mq_queue_map *qmap, unsigned int index)
+{
+	return NUMA_NO_NODE;
+}
+
+/* The map type whose range of hardware queues holds @hctx_idx. */
+static enum hctx_type hctx_idx_to_type(struct blk_mq_tag_set *set, unsigned int hctx_idx)
+{
+	int i;
+
+	for (i = 0; i < set->nr_maps; i++) {
+		unsigned int start = set->map[i].queue_offset;
+		unsigned int end = start + set->map[i].nr_queues;
+
+		if (hctx_idx >= start && hctx_idx < end)
+			break;
+	}
+
+	if (i >= set->nr_maps)
+		i = HCTX_TYPE_DEFAULT;
+
+	return (enum hctx_type)i;
+}
+
+static int blk_mq_get_hctx_node(struct blk_mq_tag_set *set, unsigned int hctx_idx)
+{
+	enum hctx_type type = hctx_idx_to_type(set, hctx_idx);
+
+	return blk_mq_hw_queue_to_node(&set->map[type], hctx_idx);
+}
+
 static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set, unsigned int hctx_idx,
 					       unsigned int nr_tags, unsigned int reserved_tags)
 {
-	int node = set->numa_node;
+	int node = blk_mq_get_hctx_node(set, hctx_idx);
 	struct blk_mq_tags *tags;
+
+	if (node == NUMA_NO_NODE)
+		node = set->numa_node;
 
 	tags = blk_mq_init_tags(nr_tags, reserved_tags, set->flags, node);
 	if (!tags)
@@ -2418,9 +2606,13 @@ static int blk_mq_init_request(struct blk_mq_tag_set *set, struct request *rq,
 static int blk_mq_alloc_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
 			    unsigned int hctx_idx, unsigned int depth)
 {
+	int node = blk_mq_get_hctx_node(set, hctx_idx);
 	size_t rq_size = blk_mq_rq_size(set);
 	struct blk_mq_rq_chunk *chunk;
 	unsigned int i;
+
+	if (node == NUMA_NO_NODE)
+		node = set->numa_node;
 
 	chunk = (struct blk_mq_rq_chunk *)kzalloc(sizeof(*chunk) + rq_size * depth, GFP_NOIO);
 	if (!chunk)
@@ -2431,7 +2623,7 @@ static int blk_mq_alloc_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags
 		struct request *rq = (struct request *)(chunk->data + i * rq_size);
 
 		tags->static_rqs[i] = rq;
-		if (blk_mq_init_request(set, rq, hctx_idx, set->numa_node)) {
+		if (blk_mq_init_request(set, rq, hctx_idx, node)) {
 			tags->static_rqs[i] = NULL;
 			goto fail;
 		}
@@ -2714,6 +2906,34 @@ static int blk_mq_init_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
 	if (set->ops->init_hctx && set->ops->init_hctx(hctx, set->driver_data, hctx_idx))
 		return -1;
 	return 0;
+}
+
+struct rq_iter_data {
+	struct blk_mq_hw_ctx *hctx;
+	bool has_rq;
+};
+
+/* Stops the walk at the first request of @data's hctx. */
+static bool blk_mq_has_request(struct request *rq, void *data)
+{
+	struct rq_iter_data *iter_data = (struct rq_iter_data *)data;
+
+	if (rq->mq_hctx != iter_data->hctx)
+		return true;
+	iter_data->has_rq = true;
+	return false;
+}
+
+/* Whether any request of @hctx holds a tag (allocated, queued or started). */
+bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx)
+{
+	struct blk_mq_tags *tags = hctx->sched_tags ? hctx->sched_tags : hctx->tags;
+	struct rq_iter_data data = {
+		.hctx = hctx,
+	};
+
+	blk_mq_all_tag_iter(tags, blk_mq_has_request, &data);
+	return data.has_rq;
 }
 
 static void blk_mq_exit_hctx(struct request_queue *q, struct blk_mq_tag_set *set,

@@ -395,6 +395,37 @@ void blk_mq_init_once(void);
 void blk_put_queue(struct request_queue *q);
 void blk_mq_cancel_work_sync(struct request_queue *q);
 
+/* A request allocated from the reserved tags (blk_mq_alloc_request_hctx()). */
+#define RQF_RESV ((req_flags_t)(1U << 13))
+
+unsigned int blk_mq_in_flight(struct request_queue *q, struct block_device *part);
+void blk_mq_in_flight_rw(struct request_queue *q, struct block_device *part,
+			 unsigned int inflight[2]);
+struct request *blk_mq_alloc_request_hctx(struct request_queue *q, blk_opf_t opf,
+					  blk_mq_req_flags_t flags, unsigned int hctx_idx);
+void blk_dump_rq_flags(struct request *rq, char *msg);
+
+/* include/linux/blk-mq.h's: the length of the segment a request is at. */
+#define bio_iovec(bio) bio_iter_iovec((bio), (bio)->bi_iter)
+
+static inline unsigned int blk_rq_cur_bytes(const struct request *rq)
+{
+	if (!rq->bio)
+		return 0;
+	if (!bio_has_data(rq->bio)) /* dataless requests such as discard */
+		return rq->bio->bi_iter.bi_size;
+	return bio_iovec(rq->bio).bv_len;
+}
+
+static inline unsigned int blk_rq_cur_sectors(const struct request *rq)
+{
+	return blk_rq_cur_bytes(rq) >> SECTOR_SHIFT;
+}
+
+/* The kernel's callers are CPU hotplug handlers; the tests call these. */
+void blk_mq_hctx_clear_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx);
+bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx);
+
 static inline void blk_mq_clear_mq_map(struct blk_mq_queue_map *qmap)
 {
 	int cpu;

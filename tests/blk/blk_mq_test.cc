@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include <uk/linux/workqueue.h>
 
 #include <uk/linux/sbitmap.h>
+#include <uk/shim/printk.h>
 
 #include "../../blk/blk-mq-tag.h"
 #include "../../blk/blk-mq.h"
@@ -426,6 +428,224 @@ TEST_F(BlkMqPlugCacheTest, AllocRequestTakesFromThePlugCache) {
   blk_freeze_queue_start(q_);
   EXPECT_GT(blk_mq_freeze_queue_wait_timeout(q_, 10 * HZ), 0);
   blk_mq_unfreeze_queue(q_);
+}
+
+TEST_F(BlkMqTest, InFlightCountsStartedRequestsByDirection) {
+  unsigned int rw[2] = {7, 7};
+  struct request *rd = PrivateRequest(q_);
+  struct request *wr = blk_mq_alloc_request(q_, REQ_OP_DRV_OUT, 0);
+  ASSERT_NE(rd, nullptr);
+  ASSERT_FALSE(IS_ERR(wr));
+  wr->end_io = CountEndIo;
+  // Allocated, not started: nothing is in flight.
+  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 0u);
+  blk_mq_in_flight_rw(q_, nullptr, rw);
+  EXPECT_EQ(rw[0], 0u);
+  EXPECT_EQ(rw[1], 0u);
+
+  drv->keep = true;
+  end_io_calls = 0;
+  blk_execute_rq_nowait(rd, false);
+  blk_execute_rq_nowait(wr, false);
+  ASSERT_TRUE(uk::testing::WaitFor([] { return drv->queued.load() == 2; }));
+  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 2u);
+  blk_mq_in_flight_rw(q_, nullptr, rw);
+  EXPECT_EQ(rw[0], 1u);  // REQ_OP_DRV_IN reads
+  EXPECT_EQ(rw[1], 1u);  // REQ_OP_DRV_OUT writes
+
+  // Completing the read leaves the write.
+  blk_mq_end_request(rd, BLK_STS_OK);
+  blk_mq_in_flight_rw(q_, nullptr, rw);
+  EXPECT_EQ(rw[0], 0u);
+  EXPECT_EQ(rw[1], 1u);
+  blk_mq_end_request(wr, BLK_STS_OK);
+  drv->kept.clear();
+  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 0u);
+  EXPECT_EQ(end_io_calls.load(), 2);
+}
+
+TEST_F(BlkMqTest, HctxHasRequestsWhileATagIsHeld) {
+  struct blk_mq_hw_ctx *hctx = q_->queue_hw_ctx[0];
+  EXPECT_FALSE(blk_mq_hctx_has_requests(hctx));
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(rq, nullptr);
+  // Allocated is enough: the request holds a tag of this hctx.
+  EXPECT_TRUE(blk_mq_hctx_has_requests(hctx));
+  blk_mq_free_request(rq);
+  EXPECT_FALSE(blk_mq_hctx_has_requests(hctx));
+}
+
+TEST_F(BlkMqTest, HctxClearPendingClearsTheSoftwareQueueBit) {
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(rq, nullptr);
+  struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+  struct blk_mq_ctx *ctx = rq->mq_ctx;
+  const unsigned int bit = ctx->index_hw[hctx->type];
+
+  EXPECT_FALSE(sbitmap_test_bit(&hctx->ctx_map, bit));
+  blk_mq_insert_request(rq, 0);
+  EXPECT_TRUE(sbitmap_test_bit(&hctx->ctx_map, bit));
+  blk_mq_hctx_clear_pending(hctx, ctx);
+  EXPECT_FALSE(sbitmap_test_bit(&hctx->ctx_map, bit));
+  EXPECT_FALSE(sbitmap_any_bit_set(&hctx->ctx_map));
+
+  // The request stays on the software queue: take it back by hand.
+  spin_lock(&ctx->lock);
+  EXPECT_EQ(
+      list_first_entry(&ctx->rq_lists[hctx->type], struct request, queuelist),
+      rq);
+  list_del_init(&rq->queuelist);
+  spin_unlock(&ctx->lock);
+  blk_mq_free_request(rq);
+}
+
+struct BioResult {
+  std::atomic<int> calls{0};
+  std::atomic<blk_status_t> status{BLK_STS_OK};
+};
+
+void RecordBioEnd(struct bio *bio) {
+  auto *res = static_cast<BioResult *>(bio->bi_private);
+  res->status = bio->bi_status;
+  res->calls++;
+}
+
+TEST_F(BlkMqTest, SubmitBioFailsAnUnalignedBio) {
+  q_->limits.logical_block_size = 4096;
+  struct block_device bdev = {};
+  bdev.bd_queue = q_;
+
+  struct {
+    unsigned int size;
+    sector_t sector;
+  } cases[] = {{512, 0}, {4096, 1}, {0, 7}};
+  for (const auto &c : cases) {
+    BioResult res;
+    struct bio bio;
+    bio_init(&bio, &bdev, nullptr, 0, REQ_OP_READ);
+    bio.bi_iter.bi_size = c.size;
+    bio.bi_iter.bi_sector = c.sector;
+    bio.bi_end_io = RecordBioEnd;
+    bio.bi_private = &res;
+    blk_mq_submit_bio(&bio);
+    EXPECT_EQ(res.calls.load(), 1) << c.size << "@" << c.sector;
+    EXPECT_EQ(res.status.load(), BLK_STS_IOERR) << c.size << "@" << c.sector;
+    EXPECT_EQ(blk_status_to_errno(res.status.load()), -EIO);
+    bio_uninit(&bio);
+  }
+  EXPECT_EQ(drv->queued.load(), 0);
+  EXPECT_FALSE(blk_mq_hctx_has_requests(q_->queue_hw_ctx[0]));
+  // Every failed bio gave its q_usage_counter reference back.
+  blk_freeze_queue_start(q_);
+  EXPECT_GT(blk_mq_freeze_queue_wait_timeout(q_, 10 * HZ), 0);
+  blk_mq_unfreeze_queue(q_);
+}
+
+// Two hardware queues (default and poll) with one reserved tag each.
+TEST(BlkMqAllocHctxTest, ReservedRequestOnTheGivenHctx) {
+  drv = new Driver;
+  struct blk_mq_tag_set set = {};
+  set.ops = &kPollOps;
+  set.nr_hw_queues = 2;
+  set.nr_maps = HCTX_MAX_TYPES;
+  set.queue_depth = 4;
+  set.reserved_tags = 1;
+  set.numa_node = NUMA_NO_NODE;
+  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+  const blk_mq_req_flags_t flags = BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_RESERVED;
+  struct blk_mq_hw_ctx *poll_hctx = q->queue_hw_ctx[1];
+
+  struct request *rq = blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN, flags, 1);
+  ASSERT_FALSE(IS_ERR(rq));
+  EXPECT_EQ(rq->mq_hctx, poll_hctx);
+  EXPECT_EQ(rq->mq_ctx->hctxs[HCTX_TYPE_POLL], poll_hctx);
+  EXPECT_TRUE(rq->rq_flags & RQF_RESV);
+  EXPECT_LT((unsigned int)rq->tag, poll_hctx->tags->nr_reserved_tags);
+  EXPECT_EQ(blk_rq_bytes(rq), 0u);
+  EXPECT_EQ(blk_rq_pos(rq), (sector_t)-1);
+  EXPECT_EQ(rq->bio, nullptr);
+  EXPECT_TRUE(blk_mq_hctx_has_requests(poll_hctx));
+  EXPECT_FALSE(blk_mq_hctx_has_requests(q->queue_hw_ctx[0]));
+
+  // The hctx's one reserved tag is taken; hctx 0 has its own.
+  struct request *none = blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN, flags, 1);
+  ASSERT_TRUE(IS_ERR(none));
+  EXPECT_EQ(PTR_ERR(none), -EWOULDBLOCK);
+  struct request *other = blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN, flags, 0);
+  ASSERT_FALSE(IS_ERR(other));
+  EXPECT_EQ(other->mq_hctx, q->queue_hw_ctx[0]);
+
+  // No such hctx, and a request that could sleep or take a normal tag.
+  EXPECT_EQ(PTR_ERR(blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN, flags, 2)),
+            -EIO);
+  uk::testing::AllowWarnings();
+  EXPECT_EQ(PTR_ERR(blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN,
+                                              BLK_MQ_REQ_RESERVED, 1)),
+            -EINVAL);
+  EXPECT_EQ(PTR_ERR(blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN,
+                                              BLK_MQ_REQ_NOWAIT, 1)),
+            -EINVAL);
+
+  blk_mq_free_request(rq);
+  blk_mq_free_request(other);
+  EXPECT_FALSE(blk_mq_hctx_has_requests(poll_hctx));
+  // The freed reserved tag can be had again.
+  rq = blk_mq_alloc_request_hctx(q, REQ_OP_DRV_IN, flags, 1);
+  ASSERT_FALSE(IS_ERR(rq));
+  blk_mq_free_request(rq);
+
+  blk_mq_destroy_queue(q);
+  blk_mq_free_tag_set(&set);
+  delete drv;
+  drv = nullptr;
+}
+
+std::string *printk_lines;
+
+void CapturePrintk(int level, const char *text) {
+  *printk_lines += std::to_string(level) + ":" + text;
+}
+
+TEST_F(BlkMqTest, DumpRqFlagsPrintsPositionAndCurrentSegment) {
+  alignas(4096) static char buf[4096];
+  struct bio_vec vecs[2];
+  bvec_set_virt(&vecs[0], buf, 1024);
+  bvec_set_virt(&vecs[1], buf + 1024, 3072);
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 2, REQ_OP_READ);
+  bio.bi_vcnt = 2;
+  bio.bi_iter.bi_size = 4096;
+
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(rq, nullptr);
+  rq->bio = rq->biotail = &bio;
+  rq->__sector = 8;
+  rq->__data_len = 4096;
+
+  std::string lines;
+  printk_lines = &lines;
+  uk::printk_hook = CapturePrintk;
+  char msg[] = "dump";
+  blk_dump_rq_flags(rq, msg);
+  uk::printk_hook = nullptr;
+  printk_lines = nullptr;
+
+  char flags[32];
+  snprintf(flags, sizeof(flags), "%llx", (unsigned long long)rq->cmd_flags);
+  char ptrs[64];
+  snprintf(ptrs, sizeof(ptrs), "%p, biotail %p", (void *)&bio, (void *)&bio);
+  // No disk behind the queue: "?". Eight sectors, the first segment two.
+  EXPECT_EQ(lines, std::string("6:dump: dev ?: flags=") + flags +
+                       "\n6:  sector 8, nr/cnr 8/2\n6:  bio " + ptrs +
+                       ", len 4096\n");
+
+  rq->bio = rq->biotail = nullptr;
+  rq->__data_len = 0;
+  EXPECT_EQ(blk_rq_cur_sectors(rq), 0u);
+  blk_mq_free_request(rq);
+  bio_uninit(&bio);
 }
 
 }  // namespace
