@@ -1145,7 +1145,7 @@ ssize_t nullb_attr_store(struct nullb_device *dev, const char *name, const char 
 	return -EINVAL;
 }
 
-ssize_t nullb_attr_show(struct nullb_device *dev, const char *name, char *page)
+static ssize_t nullb_attr_show_one(struct nullb_device *dev, const char *name, char *page)
 {
 	const struct nullb_attr *a;
 	struct fault_attr *fa;
@@ -1176,6 +1176,26 @@ ssize_t nullb_attr_show(struct nullb_device *dev, const char *name, char *page)
 		return nullb_device_bool_attr_show(*(bool *)field, page);
 	}
 	return -EINVAL;
+}
+
+/* fs/configfs/file.c's bound on what a ->show() may claim to have written */
+#define SIMPLE_ATTR_SIZE 4096
+
+/*
+ * The read side of configfs (fill_read_buffer()): a ->show() that returns
+ * more than SIMPLE_ATTR_SIZE bytes gets a warning, and the read fails with
+ * -EIO. badblocks_show() does so once its ranges pass a page: it adds what
+ * snprintf() would have written.
+ */
+ssize_t nullb_attr_show(struct nullb_device *dev, const char *name, char *page)
+{
+	ssize_t count = nullb_attr_show_one(dev, name, page);
+
+	if (count < 0)
+		return count;
+	if (WARN_ON_ONCE(count > (ssize_t)SIMPLE_ATTR_SIZE))
+		return -EIO;
+	return count;
 }
 
 ssize_t nullb_group_features_show(char *page)

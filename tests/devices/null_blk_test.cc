@@ -367,6 +367,37 @@ TEST_F(NullBlkTest, FeaturesAndBadblocksAttr) {
   nullb_group_drop(dev);
 }
 
+// badblocks_show() adds up what snprintf() would have written, so a table
+// whose text passes a page claims more than the page; configfs refuses such
+// a show with a warning and -EIO, as v6.12 does.
+TEST_F(NullBlkTest, BadblocksShowPastAPageIsRefusedAsConfigfsDoes) {
+  struct nullb_device *dev = nullb_group_make("bbpage");
+  ASSERT_FALSE(IS_ERR_OR_NULL(dev));
+  // 400 separate ranges of "1000000000 1\n" and up: 13 bytes a line.
+  for (int i = 0; i < 400; i++) {
+    std::string r = "+" + std::to_string(1000000000 + 2 * i) + "-" +
+                    std::to_string(1000000000 + 2 * i);
+    ASSERT_EQ(Store(dev, "badblocks", r.c_str()), (ssize_t)r.size());
+  }
+  char page[PAGE_SIZE];
+  long warns = uk::warn_count;
+  uk::testing::AllowWarnings();
+  EXPECT_EQ(nullb_attr_show(dev, "badblocks", page), -EIO);
+  // WARN_ON_ONCE: the first refusal in the process warns.
+  EXPECT_LE(uk::warn_count - warns, 1);
+  EXPECT_EQ(nullb_attr_show(dev, "badblocks", page), -EIO);
+  // Below a page the table shows as before.
+  for (int i = 60; i < 400; i++) {
+    std::string r = "-" + std::to_string(1000000000 + 2 * i) + "-" +
+                    std::to_string(1000000000 + 2 * i);
+    ASSERT_EQ(Store(dev, "badblocks", r.c_str()), (ssize_t)r.size());
+  }
+  std::string shown = Attr(dev, "badblocks");
+  EXPECT_EQ(shown.size(), 60u * 13);
+  EXPECT_EQ(shown.rfind("1000000000 1\n", 0), 0u);
+  nullb_group_drop(dev);
+}
+
 TEST_F(NullBlkTest, FaultInjection) {
   ASSERT_EQ(null_blk_module_params("timeout=1,100,0,2 requeue=2,100,0,-1"), 0);
   ASSERT_EQ(null_init(), 0);

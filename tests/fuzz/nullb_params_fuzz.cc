@@ -120,14 +120,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                               -ENOMEM, -ENOSPC, -EEXIST, -ENODEV}))
       uk::fuzz::Finding("store %s=\"%s\" gave %zd", attr.c_str(), val.c_str(),
                         w);
-    // sysfs hands a zeroed page to ->show(): nothing may follow its length.
+    // configfs hands a zeroed page to ->show(): nothing may follow its
+    // length, and a length past the page is refused (-EIO).
     memset(page, 0, sizeof(page));
+    long warns = uk::warn_count;
     ssize_t s = nullb_attr_show(dev, attr.c_str(), page);
-    if (s >= 0 && (static_cast<size_t>(s) >= kPage ||
+    if (s >= 0 && (static_cast<size_t>(s) > kPage ||
                    strnlen(page + s, kPage + 1 - s) != 0))
       uk::fuzz::Finding("show %s gave %zd bytes and wrote past them",
                         attr.c_str(), s);
-    if (s < 0 && !IsOneOf(s, {-ENOENT, -EPERM, -EINVAL}))
+    // The kernel's badblocks_show() counts what snprintf() would have
+    // written, so a table past a page of text makes configfs warn (once)
+    // and fail the read: v6.12's behaviour, not a finding.
+    bool bb_past_page = s == -EIO && attr == "badblocks";
+    if (bb_past_page) before.warns += uk::warn_count - warns;
+    if (s < 0 && !bb_past_page && !IsOneOf(s, {-ENOENT, -EPERM, -EINVAL}))
       uk::fuzz::Finding("show %s gave %zd", attr.c_str(), s);
   }
   nullb_group_drop(dev);

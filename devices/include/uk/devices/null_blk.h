@@ -196,7 +196,10 @@ void nullb_group_drop(struct nullb_device *dev);
  * injection attributes are "<group>/<name>", e.g. "timeout_inject/times".
  */
 ssize_t nullb_attr_store(struct nullb_device *dev, const char *attr, const char *page);
-/* Reads attribute @attr into @page (PAGE_SIZE bytes); length or -errno. */
+/*
+ * Reads attribute @attr into @page (PAGE_SIZE bytes); length or -errno. As
+ * configfs, -EIO with a warning when the show claims more than a page.
+ */
 ssize_t nullb_attr_show(struct nullb_device *dev, const char *attr, char *page);
 /* The group's "features": every attribute name, comma separated. */
 ssize_t nullb_group_features_show(char *page);
