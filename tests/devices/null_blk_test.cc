@@ -398,6 +398,38 @@ TEST_F(NullBlkTest, BadblocksShowPastAPageIsRefusedAsConfigfsDoes) {
   nullb_group_drop(dev);
 }
 
+// v6.12's badblocks_set() and badblocks_clear() take the length as an int,
+// and the attribute's store passes end - start + 1 (a u64): a range longer
+// than INT_MAX sectors arrives truncated. Negative, it warns at the end of
+// the walk after one step of at most BB_MAX_LEN sectors; zero, it fails
+// and the store returns that 1 as the bytes written; otherwise the range
+// is cut short. Later kernels take the length as sector_t.
+TEST_F(NullBlkTest, BadblocksLengthPastIntMaxIsTruncatedAsV612Does) {
+  struct nullb_device *dev = nullb_group_make("bbint");
+  ASSERT_FALSE(IS_ERR_OR_NULL(dev));
+  uk::testing::AllowWarnings();
+  // 4,294,967,299 sectors: 3 as an int.
+  long warns = uk::warn_count;
+  EXPECT_EQ(Store(dev, "badblocks", "+2055-4294969353"), 16);
+  EXPECT_EQ(Attr(dev, "badblocks"), "2055 3\n");
+  // 2^32 sectors: 0 as an int, refused by badblocks_set().
+  EXPECT_EQ(Store(dev, "badblocks", "+0-4294967295"), 1);
+  EXPECT_EQ(Attr(dev, "badblocks"), "2055 3\n");
+  EXPECT_EQ(uk::warn_count - warns, 0);
+  // 2,222,222,221 sectors: negative as an int.
+  EXPECT_EQ(Store(dev, "badblocks", "+2-2222222222"), 13);
+  EXPECT_EQ(uk::warn_count - warns, 1);
+  EXPECT_EQ(Attr(dev, "badblocks"), "2 512\n2055 3\n");
+  EXPECT_EQ(Store(dev, "badblocks", "-0-2222222220"), 13);
+  EXPECT_EQ(uk::warn_count - warns, 2);
+  // The table still works for lengths an int holds.
+  EXPECT_EQ(Store(dev, "badblocks", "-0-4096"), 7);
+  EXPECT_EQ(Attr(dev, "badblocks"), "");
+  EXPECT_EQ(Store(dev, "badblocks", "+7-8"), 4);
+  EXPECT_EQ(Attr(dev, "badblocks"), "7 2\n");
+  nullb_group_drop(dev);
+}
+
 TEST_F(NullBlkTest, FaultInjection) {
   ASSERT_EQ(null_blk_module_params("timeout=1,100,0,2 requeue=2,100,0,-1"), 0);
   ASSERT_EQ(null_init(), 0);
