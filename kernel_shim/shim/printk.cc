@@ -19,6 +19,7 @@ long warn_count = 0;
 PrintkHook printk_hook = nullptr;
 
 namespace {
+thread_local const char *last_warn_cond = "";
 // Messages below KERN_WARNING reach stderr only with printk.ignore_loglevel.
 bool ignore_loglevel;
 // clang-format off
@@ -47,8 +48,11 @@ int(printk)(const char *fmt, ...) {
   return n;
 }
 
+const char *last_warn_condition() { return last_warn_cond; }
+
 void warn(const char *file, int line, const char *cond) {
   __atomic_fetch_add(&warn_count, 1, __ATOMIC_RELAXED);
+  last_warn_cond = cond;
   fprintf(stderr, "ukern: WARNING at %s:%d: %s\n", file, line, cond);
 }
 

@@ -11,6 +11,7 @@
 #include <uk/linux/bio.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/slab.h>
+#include <uk/shim/printk.h>
 
 #include "testmain.h"
 
@@ -272,6 +273,38 @@ TEST_F(BadblocksTest, DisabledAndFull) {
   EXPECT_EQ(Check(100000, 1), 0);                   // unchanged
   EXPECT_EQ(0, badblocks_set(&bb_, 1, 1, 1));  // merges 0,1,2: fewer entries
   EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS - 1);
+}
+
+// With the table full, a range that starts before the first entry and
+// reaches it is merged into that entry's front by behind_merge(). v6.12
+// checks the entry's length after the merge has already added the merged
+// sectors to it, and adds them once more in the check: the merge leaves a
+// correct entry, but warns once length + merged reaches BB_MAX_LEN. Later
+// kernels no longer have behind_merge().
+TEST_F(BadblocksTest, FullTableMergeBehindWarnsAsV612Does) {
+  uk::testing::AllowWarnings();
+  ASSERT_EQ(0, badblocks_set(&bb_, 5, 500, 1));
+  for (unsigned i = 1; i < MAX_BADBLOCKS; i++)
+    ASSERT_EQ(0, badblocks_set(&bb_, 1024 * i, 1, 1));
+  ASSERT_EQ(bb_.count, (int)MAX_BADBLOCKS);
+  long warns = uk::warn_count;
+  // 5 sectors merged into 5..504: 505 + 5 stays below BB_MAX_LEN.
+  EXPECT_EQ(0, badblocks_set(&bb_, 0, 10, 1));
+  EXPECT_EQ(uk::warn_count - warns, 0);
+  EXPECT_EQ(Show().substr(0, 13), "0 505\n1024 1\n");
+  EXPECT_EQ(0, badblocks_set(&bb_, 505, 5, 1));  // front merge: 0..509
+  EXPECT_EQ(0, badblocks_clear(&bb_, 0, 4));     // 4..509
+  EXPECT_EQ(Show().substr(0, 13), "4 506\n1024 1\n");
+  // 4 sectors merged into 4..509: 510 + 4 passes it.
+  EXPECT_EQ(0, badblocks_set(&bb_, 0, 10, 1));
+  EXPECT_EQ(uk::warn_count - warns, 1);
+  EXPECT_STREQ(uk::last_warn_condition(),
+               "(BB_LEN(p[behind]) + merged) >= BB_MAX_LEN");
+  EXPECT_EQ(Show().substr(0, 13), "0 510\n1024 1\n");
+  EXPECT_EQ(bb_.count, (int)MAX_BADBLOCKS);
+  EXPECT_EQ(Check(0, 510), 1);
+  EXPECT_EQ(first_, 0u);
+  EXPECT_EQ(len_, 510);
 }
 
 TEST_F(BadblocksTest, StoreParsesSectorAndLength) {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include <uk/devices/null_blk.h>
 #include <uk/linux/err.h>
 #include <uk/linux/workqueue.h>
+#include <uk/shim/printk.h>
 
 #include "../../blk/blk-mq.h"
 #include "fuzz_common.h"
@@ -136,6 +138,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool bb = attr == "badblocks";
     if (bb && w >= 0 && BadblocksLength(val) > INT_MAX)
       before.warns += uk::warn_count - store_warns;
+    // With the table full, v6.12's behind_merge() counts the merged sectors
+    // twice in its check and warns on a correct merge
+    // (BadblocksTest.FullTableMergeBehindWarnsAsV612Does).
+    else if (bb && uk::warn_count - store_warns == 1 &&
+             strcmp(uk::last_warn_condition(),
+                    "(BB_LEN(p[behind]) + merged) >= BB_MAX_LEN") == 0)
+      before.warns += 1;
     if (w >= 0 && static_cast<size_t>(w) != val.size() && !(bb && w == 1))
       uk::fuzz::Finding("store %s=\"%s\" gave %zd, not its length",
                         attr.c_str(), val.c_str(), w);
