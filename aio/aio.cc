@@ -8,7 +8,8 @@
  *  - the ring pages: a memfd "arena" mapped once as the kernel alias
  *    (ctx->ring, what ring_pages are to the kernel) and once more per
  *    context as the user mapping whose address is the aio_context_t;
- *  - the process's mm: one aio_mm with ioctx_lock and an RCU-published
+ *  - the process's mm: `current->mm` is the shim's one uk::process_mm
+ *    (<uk/linux/mm_types.h>), with ioctx_lock and an RCU-published
  *    ioctx_table (plus the pre-3.11 list and the radix tree of the
  *    rejected 2013 patch, selectable by uk::aio::aio_lookup_mode);
  *  - user memory: copy_{from,to}_user with fault fixup (usercopy.cc);
@@ -54,6 +55,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
+#include <uk/linux/mm_types.h>
 #include <uk/linux/moduleparam.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/nospec.h>
@@ -359,21 +361,13 @@ using uk::aio::RefMode;
 using uk::aio::ReqsMode;
 using uk::aio::SubmitMode;
 
-struct mm_struct {
-	spinlock_t ioctx_lock;
-	struct kioctx_table __rcu *ioctx_table;
-	struct hlist_head ioctx_list;	    /* pre-3.11 lookup */
-	struct radix_tree_root ioctx_rtree; /* the 2013 radix-tree lookup */
-};
-
-static struct mm_struct aio_mm;
 static struct kmem_cache *kiocb_cachep;
 static struct kmem_cache *kioctx_cachep;
 static atomic_long_t aio_live_ctx;
 
 struct mm_struct *aio_current_mm(void)
 {
-	return &aio_mm;
+	return current->mm;
 }
 
 static void aio_fork_child(void);
@@ -406,9 +400,9 @@ static void aio_setup(void)
 		uk::aio::usercopy_init();
 		kiocb_cachep = KMEM_CACHE(aio_kiocb, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
 		kioctx_cachep = KMEM_CACHE(kioctx, SLAB_HWCACHE_ALIGN | SLAB_PANIC);
-		spin_lock_init(&aio_mm.ioctx_lock);
-		INIT_HLIST_HEAD(&aio_mm.ioctx_list);
-		INIT_RADIX_TREE(&aio_mm.ioctx_rtree, GFP_ATOMIC);
+		spin_lock_init(&uk::process_mm.ioctx_lock);
+		INIT_HLIST_HEAD(&uk::process_mm.ioctx_list);
+		INIT_RADIX_TREE(&uk::process_mm.ioctx_rtree, GFP_ATOMIC);
 		pthread_atfork(nullptr, nullptr, aio_fork_child);
 		atexit(aio_exit_mm);
 	});
@@ -737,7 +731,7 @@ static void aio_nr_sub(unsigned nr)
  */
 static struct kioctx *ioctx_alloc(unsigned nr_events)
 {
-	struct mm_struct *mm = aio_current_mm();
+	struct mm_struct *mm = current->mm;
 	struct kioctx *ctx;
 	int err = -ENOMEM;
 
@@ -978,7 +972,7 @@ void exit_aio(struct mm_struct *mm)
 static void aio_exit_mm(void)
 {
 	aio_host_exit();
-	exit_aio(&aio_mm);
+	exit_aio(&uk::process_mm);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1163,7 +1157,7 @@ static inline struct aio_kiocb *aio_get_req(struct kioctx *ctx)
  */
 static struct kioctx *lookup_ioctx_v310(unsigned long ctx_id)
 {
-	struct mm_struct *mm = aio_current_mm();
+	struct mm_struct *mm = current->mm;
 	struct kioctx *ctx, *ret = NULL;
 
 	rcu_read_lock();
@@ -1194,7 +1188,7 @@ static struct kioctx *lookup_ioctx_v310(unsigned long ctx_id)
 static struct kioctx *lookup_ioctx_v416(unsigned long ctx_id)
 {
 	struct aio_ring __user *ring = (struct aio_ring __user *)ctx_id;
-	struct mm_struct *mm = aio_current_mm();
+	struct mm_struct *mm = current->mm;
 	struct kioctx *ctx, *ret = NULL;
 	struct kioctx_table *table;
 	unsigned id;
@@ -1222,7 +1216,7 @@ out:
 static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 {
 	struct aio_ring __user *ring = (struct aio_ring __user *)ctx_id;
-	struct mm_struct *mm = aio_current_mm();
+	struct mm_struct *mm = current->mm;
 	struct kioctx *ctx, *ret = NULL;
 	struct kioctx_table *table;
 	unsigned id;
@@ -2339,7 +2333,7 @@ SYSCALL_DEFINE2(io_setup, unsigned, nr_events, aio_context_t __user *, ctxp)
 	if (!IS_ERR(ioctx)) {
 		ret = put_user(ioctx->user_id, ctxp);
 		if (ret)
-			kill_ioctx(aio_current_mm(), ioctx, NULL);
+			kill_ioctx(current->mm, ioctx, NULL);
 		percpu_ref_put(&ioctx->users);
 	}
 
@@ -2368,7 +2362,7 @@ SYSCALL_DEFINE1(io_destroy, aio_context_t, ctx)
 		 * caller that wins the dead flag; setting it from here would
 		 * race when two threads destroy the same context at once.
 		 */
-		ret = kill_ioctx(aio_current_mm(), ioctx, &wait);
+		ret = kill_ioctx(current->mm, ioctx, &wait);
 		percpu_ref_put(&ioctx->users);
 
 		/* Do not return while I/O is still draining: those requests
@@ -2647,10 +2641,10 @@ extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
  */
 static void aio_fork_child(void)
 {
-	spin_lock_init(&aio_mm.ioctx_lock);
-	RCU_INIT_POINTER(aio_mm.ioctx_table, NULL);
-	INIT_HLIST_HEAD(&aio_mm.ioctx_list);
-	INIT_RADIX_TREE(&aio_mm.ioctx_rtree, GFP_ATOMIC);
+	spin_lock_init(&uk::process_mm.ioctx_lock);
+	RCU_INIT_POINTER(uk::process_mm.ioctx_table, NULL);
+	INIT_HLIST_HEAD(&uk::process_mm.ioctx_list);
+	INIT_RADIX_TREE(&uk::process_mm.ioctx_rtree, GFP_ATOMIC);
 	spin_lock_init(&aio_nr_lock);
 	aio_nr = 0;
 	if (aio_poller_state) {
@@ -2707,7 +2701,7 @@ unsigned table_nr(void)
 	unsigned nr;
 
 	rcu_read_lock();
-	table = rcu_dereference(aio_mm.ioctx_table);
+	table = rcu_dereference(uk::process_mm.ioctx_table);
 	nr = table ? table->nr : 0;
 	rcu_read_unlock();
 	return nr;
@@ -2753,7 +2747,7 @@ void reset_mm_for_test(void)
 	unsigned i;
 
 	aio_setup();
-	table = rcu_dereference_raw(aio_mm.ioctx_table);
+	table = rcu_dereference_raw(uk::process_mm.ioctx_table);
 	for (i = 0; table && i < table->nr; i++) {
 		struct kioctx *ctx = rcu_dereference_protected(table->table[i], true);
 
@@ -2765,7 +2759,7 @@ void reset_mm_for_test(void)
 		mutex_unlock(&ctx->ring_lock);
 	}
 	aio_host_exit();
-	exit_aio(&aio_mm);
+	exit_aio(&uk::process_mm);
 	quiesce();
 }
 

@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include <uk/linux/jiffies.h>
+#include <uk/linux/mm_types.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/sched/signal.h>
 #include <uk/linux/timer.h>
@@ -79,6 +80,9 @@ long futex_wake_word(uint32_t *w)
 
 } // namespace
 
+/* Zero-initialized: an unlocked spinlock, no AIO table, empty list and tree. */
+struct mm_struct process_mm;
+
 struct task_struct *task_create_current(void)
 {
 	pthread_once(&task_key_once, task_key_init);
@@ -88,6 +92,7 @@ struct task_struct *task_create_current(void)
 	p->tgid = getpid();
 	atomic_set(&p->usage, 1);
 	p->timer_slack_ns = 50000;
+	p->mm = &process_mm;
 	if (pthread_getname_np(pthread_self(), p->comm, sizeof(p->comm)) != 0)
 		snprintf(p->comm, sizeof(p->comm), "task-%d", p->pid);
 	live_tasks.fetch_add(1, std::memory_order_relaxed);

@@ -65,6 +65,7 @@
 #define MAX_SCHEDULE_TIMEOUT LONG_MAX
 
 struct blk_plug;
+struct mm_struct;
 struct worker;
 struct wait_queue_entry;
 
@@ -88,6 +89,7 @@ struct task_struct {
 	u64 uk_saved_sigmask;
 	bool uk_restore_sigmask;
 
+	struct mm_struct *mm;	  /* uk::process_mm (<uk/linux/mm_types.h>) */
 	struct blk_plug *plug;	  /* blk_start_plug(), flushed by schedule() */
 	struct worker *uk_worker; /* workqueue worker that runs on this task */
 	void *journal_info;
