@@ -365,10 +365,19 @@ static bool null_setup_fault(void)
 
 /* ---- throttling ---- */
 
+/* The bandwidth timer refills the byte budget this many times a second. */
+#define TICKS_PER_SEC 50ULL
+#define TIMER_INTERVAL (NSEC_PER_SEC / TICKS_PER_SEC)
+
+static inline u64 mb_per_tick(int mbps)
+{
+	return (1 << 20) / TICKS_PER_SEC * ((u64)mbps);
+}
+
 static enum hrtimer_restart nullb_bwtimer_fn(struct hrtimer *timer)
 {
 	struct nullb *nullb = container_of(timer, struct nullb, bw_timer);
-	ktime_t timer_interval = ktime_set(0, NULLB_TIMER_INTERVAL);
+	ktime_t timer_interval = ktime_set(0, TIMER_INTERVAL);
 	unsigned int mbps = nullb->dev->mbps;
 
 	/* A whole tick without I/O: stop ticking until the next request. */
@@ -384,7 +393,7 @@ static enum hrtimer_restart nullb_bwtimer_fn(struct hrtimer *timer)
 
 static void nullb_setup_bwtimer(struct nullb *nullb)
 {
-	ktime_t timer_interval = ktime_set(0, NULLB_TIMER_INTERVAL);
+	ktime_t timer_interval = ktime_set(0, TIMER_INTERVAL);
 
 	hrtimer_setup(&nullb->bw_timer, nullb_bwtimer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	atomic_long_set(&nullb->cur_bytes, mb_per_tick(nullb->dev->mbps));

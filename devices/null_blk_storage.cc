@@ -16,6 +16,9 @@
 #undef pr_fmt
 #define pr_fmt(fmt) "null_blk: " fmt
 
+/* Pages per gang lookup when freeing or flushing the cache. */
+#define FREE_BATCH 16
+
 static inline int null_cache_active(struct nullb *nullb)
 {
 	return test_bit(NULLB_DEV_FL_CACHE, &nullb->dev->flags);
@@ -111,7 +114,7 @@ void null_free_device_storage(struct nullb_device *dev, bool is_cache)
 {
 	unsigned long pos = 0;
 	int nr_pages;
-	struct nullb_page *ret, *t_pages[NULLB_FREE_BATCH];
+	struct nullb_page *ret, *t_pages[FREE_BATCH];
 	struct radix_tree_root *root;
 
 	root = is_cache ? &dev->cache : &dev->data;
@@ -119,7 +122,7 @@ void null_free_device_storage(struct nullb_device *dev, bool is_cache)
 	do {
 		int i;
 
-		nr_pages = radix_tree_gang_lookup(root, (void **)t_pages, pos, NULLB_FREE_BATCH);
+		nr_pages = radix_tree_gang_lookup(root, (void **)t_pages, pos, FREE_BATCH);
 
 		for (i = 0; i < nr_pages; i++) {
 			pos = t_pages[i]->idx;
@@ -128,7 +131,7 @@ void null_free_device_storage(struct nullb_device *dev, bool is_cache)
 			null_free_page(ret);
 		}
 		pos++;
-	} while (nr_pages == NULLB_FREE_BATCH);
+	} while (nr_pages == FREE_BATCH);
 
 	if (is_cache)
 		dev->curr_cache = 0;
@@ -250,7 +253,7 @@ static int null_flush_cache_page(struct nullb *nullb, struct nullb_page *c_page)
 static int null_make_cache_space(struct nullb *nullb, unsigned long n)
 {
 	int i, err, nr_pages;
-	struct nullb_page *c_pages[NULLB_FREE_BATCH];
+	struct nullb_page *c_pages[FREE_BATCH];
 	unsigned long flushed = 0, one_round;
 
 again:
@@ -259,7 +262,7 @@ again:
 		return 0;
 
 	nr_pages = radix_tree_gang_lookup(&nullb->dev->cache, (void **)c_pages,
-					  nullb->cache_flush_pos, NULLB_FREE_BATCH);
+					  nullb->cache_flush_pos, FREE_BATCH);
 	/*
 	 * null_flush_cache_page() may drop the lock: mark the pages so that a
 	 * concurrent free defers to us instead of freeing under our feet.

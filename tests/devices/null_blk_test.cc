@@ -617,18 +617,20 @@ TEST_F(NullBlkTest, ThrottleRefillsPerTick) {
   struct nullb *nb = dev->nullb;
   EXPECT_TRUE(test_bit(NULLB_DEV_FL_THROTTLED, &dev->flags));
   const long per_tick = (1 << 20) / 50;  // 20971 bytes per 20 ms
+  // main.c's TIMER_INTERVAL: 50 refills a second.
+  const u64 kBwTimerInterval = NSEC_PER_SEC / 50;
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
   for (int i = 0; i < 5; i++)
     EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_OK);
   EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_DEV_RESOURCE);
   EXPECT_TRUE(nb->hw_queues_stopped);
-  uk::virtual_clock_advance(NULLB_TIMER_INTERVAL - 1);
+  uk::virtual_clock_advance(kBwTimerInterval - 1);
   EXPECT_TRUE(nb->hw_queues_stopped);  // not yet
   uk::virtual_clock_advance(1);
   EXPECT_FALSE(nb->hw_queues_stopped);  // refilled and restarted
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
   // An idle tick stops the timer; the next request restarts it.
-  uk::virtual_clock_advance(NULLB_TIMER_INTERVAL);
+  uk::virtual_clock_advance(kBwTimerInterval);
   EXPECT_FALSE(hrtimer_active(&nb->bw_timer));
   EXPECT_EQ(null_handle_throttled(nb, 1000), BLK_STS_OK);
   EXPECT_TRUE(hrtimer_active(&nb->bw_timer));

@@ -30,9 +30,6 @@
 #define NUMA_NO_NODE (-1)
 #endif
 
-#define NULLB_FREE_BATCH 16 /* FREE_BATCH: pages per gang lookup when freeing */
-#define NULLB_TICKS_PER_SEC 50ULL
-#define NULLB_TIMER_INTERVAL (NSEC_PER_SEC / NULLB_TICKS_PER_SEC)
 #define NULLB_DISK_NAME_LEN 32
 #define NULLB_FAULT_STR_LEN 80
 
@@ -241,10 +238,6 @@ bool should_requeue_request(struct nullb_device *dev);
 bool should_init_hctx_fail(struct nullb_device *dev);
 
 /* ---- throttling (mbps) ---- */
-static inline u64 mb_per_tick(int mbps)
-{
-	return (1 << 20) / NULLB_TICKS_PER_SEC * ((u64)mbps);
-}
 /*
  * null_handle_throttled() for a request of @bytes: BLK_STS_OK, or
  * BLK_STS_DEV_RESOURCE after stopping the hw queues (the bw_timer refill
