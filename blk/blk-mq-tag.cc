@@ -27,9 +27,9 @@ static void blk_mq_update_wake_batch(struct blk_mq_tags *tags, unsigned int user
  */
 void __blk_mq_tag_busy(struct blk_mq_hw_ctx *hctx)
 {
-	struct blk_mq_tags *tags = hctx->tags;
-	unsigned long flags;
 	unsigned int users;
+	unsigned long flags;
+	struct blk_mq_tags *tags = hctx->tags;
 
 	/* Plain test first: an active queue does not dirty the line. */
 	if (blk_mq_is_shared_tags(hctx->flags)) {
@@ -173,7 +173,7 @@ unsigned int blk_mq_get_tag(struct blk_mq_alloc_data *data)
 
 		/* We may have moved to another CPU, hence another hctx. */
 		data->ctx = blk_mq_get_ctx(data->q);
-		data->hctx = blk_mq_map_queue(data->cmd_flags, data->ctx);
+		data->hctx = blk_mq_map_queue(data->q, data->cmd_flags, data->ctx);
 		tags = blk_mq_tags_from_data(data);
 		if (data->flags & BLK_MQ_REQ_RESERVED)
 			bt = &tags->breserved_tags;
@@ -364,9 +364,9 @@ static bool bt_tags_iter(struct sbitmap *bitmap, unsigned int bitnr, void *data)
 {
 	struct bt_tags_iter_data *iter_data = (struct bt_tags_iter_data *)data;
 	struct blk_mq_tags *tags = iter_data->tags;
-	bool iter_static_rqs = !!(iter_data->flags & BT_TAG_ITER_STATIC_RQS);
 	struct request *rq;
 	bool ret = true;
+	bool iter_static_rqs = !!(iter_data->flags & BT_TAG_ITER_STATIC_RQS);
 
 	if (unlikely(blk_mq_tag_iter_v513))
 		return bt_tags_iter_v513(bitmap, bitnr, data);

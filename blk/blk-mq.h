@@ -63,7 +63,8 @@ static inline enum hctx_type blk_mq_get_hctx_type(blk_opf_t opf)
 }
 
 /* The hardware queue a software queue maps to for @opf. */
-static inline struct blk_mq_hw_ctx *blk_mq_map_queue(blk_opf_t opf, struct blk_mq_ctx *ctx)
+static inline struct blk_mq_hw_ctx *blk_mq_map_queue(struct request_queue *q, blk_opf_t opf,
+						     struct blk_mq_ctx *ctx)
 {
 	return ctx->hctxs[blk_mq_get_hctx_type(opf)];
 }

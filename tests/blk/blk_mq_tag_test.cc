@@ -686,7 +686,7 @@ TEST_F(BlkMqTagTest, StressSleepingAllocation) {
         d.q = &f.q;
         d.flags = fl;
         d.ctx = blk_mq_get_ctx(&f.q);
-        d.hctx = blk_mq_map_queue(0, d.ctx);
+        d.hctx = blk_mq_map_queue(d.q, 0, d.ctx);
         unsigned tag = blk_mq_get_tag(&d);
         if (tag >= 6) {
           bad++;
