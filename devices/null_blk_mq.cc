@@ -282,16 +282,19 @@ static int null_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 	while (!list_empty(&list)) {
 		struct nullb_cmd *cmd;
+		struct request *req;
 
-		rq = list_first_entry(&list, struct request, queuelist);
-		list_del_init(&rq->queuelist);
-		cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
-		cmd->error = null_process_cmd(cmd, req_op(rq), blk_rq_pos(rq), blk_rq_sectors(rq));
-		if (!blk_mq_add_to_batch(rq, iob, cmd->error != BLK_STS_OK,
+		req = list_first_entry(&list, struct request, queuelist);
+		list_del_init(&req->queuelist);
+		cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(req);
+		cmd->error =
+			null_process_cmd(cmd, req_op(req), blk_rq_pos(req), blk_rq_sectors(req));
+		if (!blk_mq_add_to_batch(req, iob, cmd->error != BLK_STS_OK,
 					 blk_mq_end_request_batch))
-			blk_mq_end_request(rq, cmd->error);
+			blk_mq_end_request(req, cmd->error);
 		nr++;
 	}
+
 	return nr;
 }
 
