@@ -38,6 +38,12 @@ struct blk_mq_alloc_data {
 	struct blk_mq_hw_ctx *hctx;
 };
 
+/* One tag set for all hardware queues (BLK_MQ_F_TAG_HCTX_SHARED). */
+static inline bool blk_mq_is_shared_tags(unsigned int flags)
+{
+	return flags & BLK_MQ_F_TAG_HCTX_SHARED;
+}
+
 static inline struct blk_mq_tags *blk_mq_tags_from_data(struct blk_mq_alloc_data *data)
 {
 	if (data->rq_flags & RQF_SCHED_TAGS)
@@ -45,10 +51,16 @@ static inline struct blk_mq_tags *blk_mq_tags_from_data(struct blk_mq_alloc_data
 	return data->hctx->tags;
 }
 
+/* The software queue of @cpu. */
+static inline struct blk_mq_ctx *__blk_mq_get_ctx(struct request_queue *q, unsigned int cpu)
+{
+	return per_cpu_ptr(q->queue_ctx, cpu);
+}
+
 /* This CPU's software queue. */
 static inline struct blk_mq_ctx *blk_mq_get_ctx(struct request_queue *q)
 {
-	return per_cpu_ptr(q->queue_ctx, raw_smp_processor_id());
+	return __blk_mq_get_ctx(q, raw_smp_processor_id());
 }
 
 static inline enum hctx_type blk_mq_get_hctx_type(blk_opf_t opf)
@@ -155,12 +167,22 @@ static inline void __blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int 
 		atomic_add(val, &hctx->nr_active);
 }
 
+static inline void __blk_mq_inc_active_requests(struct blk_mq_hw_ctx *hctx)
+{
+	__blk_mq_add_active_requests(hctx, 1);
+}
+
 static inline void __blk_mq_sub_active_requests(struct blk_mq_hw_ctx *hctx, int val)
 {
 	if (blk_mq_is_shared_tags(hctx->flags))
 		atomic_sub(val, &hctx->queue->nr_active_requests_shared_tags);
 	else
 		atomic_sub(val, &hctx->nr_active);
+}
+
+static inline void __blk_mq_dec_active_requests(struct blk_mq_hw_ctx *hctx)
+{
+	__blk_mq_sub_active_requests(hctx, 1);
 }
 
 static inline void blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int val)
@@ -171,7 +193,8 @@ static inline void blk_mq_add_active_requests(struct blk_mq_hw_ctx *hctx, int va
 
 static inline void blk_mq_inc_active_requests(struct blk_mq_hw_ctx *hctx)
 {
-	blk_mq_add_active_requests(hctx, 1);
+	if (hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		__blk_mq_inc_active_requests(hctx);
 }
 
 static inline void blk_mq_sub_active_requests(struct blk_mq_hw_ctx *hctx, int val)
@@ -182,7 +205,8 @@ static inline void blk_mq_sub_active_requests(struct blk_mq_hw_ctx *hctx, int va
 
 static inline void blk_mq_dec_active_requests(struct blk_mq_hw_ctx *hctx)
 {
-	blk_mq_sub_active_requests(hctx, 1);
+	if (hctx->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		__blk_mq_dec_active_requests(hctx);
 }
 
 static inline int __blk_mq_active_requests(struct blk_mq_hw_ctx *hctx)

@@ -392,11 +392,6 @@ struct blk_mq_ctx {
 		      });                                  \
 	     (i)++)
 
-static inline bool blk_mq_is_shared_tags(unsigned int flags)
-{
-	return flags & BLK_MQ_F_TAG_HCTX_SHARED;
-}
-
 /* Request allocation flags (blk_mq_req_flags_t). */
 typedef __u32 blk_mq_req_flags_t;
 #define BLK_MQ_REQ_NOWAIT ((blk_mq_req_flags_t)(1 << 0))
