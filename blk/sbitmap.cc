@@ -17,6 +17,7 @@
 
 #include <random>
 
+#include <uk/linux/math64.h>
 #include <uk/linux/moduleparam.h>
 #include <uk/linux/sbitmap.h>
 #include <uk/linux/seq_file.h>
@@ -329,9 +330,8 @@ static unsigned int __map_depth_with_shallow(const struct sbitmap *sb, int index
 	if (shallow_depth >= sb->depth)
 		return word_depth;
 
-	shallow_word_depth = (u64)word_depth * shallow_depth;
-	reminder = shallow_word_depth % sb->depth;
-	shallow_word_depth /= sb->depth;
+	shallow_word_depth = word_depth * shallow_depth;
+	reminder = do_div(shallow_word_depth, sb->depth);
 
 	/* Hand the rounding remainder out to the first words. */
 	if (reminder >= (unsigned int)(index + 1) * word_depth)
@@ -389,8 +389,8 @@ static int __sbitmap_get(struct sbitmap *sb, unsigned int alloc_hint)
 
 int sbitmap_get(struct sbitmap *sb)
 {
-	unsigned int hint, depth;
 	int nr;
+	unsigned int hint, depth;
 
 	if (WARN_ON_ONCE(unlikely(!sb->alloc_hint)))
 		return -1;
@@ -421,8 +421,8 @@ static int __sbitmap_get_shallow(struct sbitmap *sb, unsigned int alloc_hint,
  */
 int sbitmap_get_shallow(struct sbitmap *sb, unsigned long shallow_depth)
 {
-	unsigned int hint, depth;
 	int nr;
+	unsigned int hint, depth;
 
 	if (WARN_ON_ONCE(unlikely(!sb->alloc_hint)))
 		return -1;
