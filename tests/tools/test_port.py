@@ -383,5 +383,41 @@ class PortTest(unittest.TestCase):
         self.assertIn("no ported file differs", r.stderr)
 
 
+class NormalizeTest(unittest.TestCase):
+    """Normalization rules that fidelity, port and export share."""
+
+    @staticmethod
+    def norm(text):
+        return cnorm.normalized_text(text)
+
+    def test_braces_held_only_for_an_annotation_read_as_the_statement(self):
+        kernel = "void f(void)\n{\n\tif (mask)\n\t\tclear(mask, addr);\n}\n"
+        ours = ("void f(void)\n{\n\tif (mask) {\n\t\tuk_tsan_release(addr);\n"
+                "\t\tclear(mask, addr);\n\t}\n}\n")
+        self.assertEqual(self.norm(kernel), self.norm(ours))
+        for_loop = ("void f(void)\n{\n\tfor (i = 0; i < n; i++) {\n"
+                    "\t\tuk_tsan_acquire(p);\n\t\tuse(p);\n\t}\n}\n")
+        self.assertEqual(self.norm(for_loop),
+                         self.norm("void f(void)\n{\n\tfor (i = 0; i < n; i++)\n\t\tuse(p);\n}\n"))
+
+    def test_braces_that_hold_more_stay(self):
+        two = ("void f(void)\n{\n\tif (mask) {\n\t\tuk_tsan_release(addr);\n"
+               "\t\ta();\n\t\tb();\n\t}\n}\n")
+        self.assertIn("{", self.norm(two)[5:])
+        # Without an annotation, braces around one statement are a difference.
+        plain = "void f(void)\n{\n\tif (mask) {\n\t\ta();\n\t}\n}\n"
+        self.assertNotEqual(self.norm(plain),
+                            self.norm("void f(void)\n{\n\tif (mask)\n\t\ta();\n}\n"))
+        # A nested if keeps its braces: without them an else would change owner.
+        nested = ("void f(void)\n{\n\tif (a) {\n\t\tuk_tsan_release(p);\n"
+                  "\t\tif (b)\n\t\t\tc();\n\t} else\n\t\td();\n}\n")
+        self.assertNotEqual(self.norm(nested),
+                            self.norm("void f(void)\n{\n\tif (a)\n\t\tif (b)\n\t\t\tc();\n"
+                                      "\telse\n\t\td();\n}\n"))
+        # A function body is never unwrapped.
+        body = "void f(void)\n{\n\tuk_tsan_release(p);\n\ta();\n}\n"
+        self.assertEqual(self.norm(body).count("{"), 1)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -27,7 +27,10 @@ changing what the code does, on both sides alike:
   'short int' as 'short';
 - enum casts: (enum tag)e reads as e (C++ converts an integer to an enum
   only through a cast, C silently);
-- sanitizer annotations: statements that call uk_tsan_*() vanish;
+- sanitizer annotations: statements that call uk_tsan_*() vanish, and the
+  body of an if, else, for or while that holds only such annotations and one
+  simple statement reads as that statement (the braces exist for the
+  annotations: kernel style puts none around one statement);
 - seams: a one-statement 'if (unlikely(NAME)) ...;' vanishes when NAME ends
   in _hook (a test hook) or _vNNN (an era switch such as the v6.10 form of
   sbitmap_deferred_clear()), so that a runtime variant does not hide the
@@ -332,6 +335,65 @@ def dropped_statement_end(toks: list[Tok], i: int, hi: int) -> int:
     return -1
 
 
+def _annotated_body(toks: list[Tok], i: int, hi: int) -> tuple[int, int, int]:
+    """If toks[i] is the '{' of an if/else/for/while body that holds
+    sanitizer annotations (dropped statements) and one simple statement,
+    return (start, end, close): the statement's token range and the index
+    of the closing brace; else (-1, -1, -1)."""
+    none = (-1, -1, -1)
+    if i == 0:
+        return none
+    prev = toks[i - 1].text
+    if prev == ")":
+        depth, k = 0, i - 1
+        while k >= 0:
+            t = toks[k].text
+            if t == ")":
+                depth += 1
+            elif t == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            k -= 1
+        if k <= 0 or toks[k - 1].text not in ("if", "for", "while"):
+            return none
+    elif prev != "else":
+        return none
+    close = _match_paren(toks, i)
+    if close < 0 or close >= hi:
+        return none
+    dropped, stmt = 0, None
+    j = i + 1
+    while j < close:
+        end = dropped_statement_end(toks, j, close)
+        if end > 0:
+            dropped += 1
+            j = end
+            continue
+        if stmt is not None or toks[j].text in ("if", "for", "while", "do", "switch",
+                                                  "else", "{", "case", "default"):
+            return none
+        depth, k = 0, j
+        while k < close:
+            t = toks[k].text
+            if t in ("{", "}"):
+                return none
+            if t in "([":
+                depth += 1
+            elif t in ")]":
+                depth -= 1
+            elif t == ";" and depth == 0:
+                break
+            k += 1
+        if k >= close:
+            return none
+        stmt = (j, k + 1)
+        j = k + 1
+    if not dropped or stmt is None:
+        return none
+    return stmt[0], stmt[1], close
+
+
 def normalize(toks: list[Tok], drop_casts: bool = True) -> list[NTok]:
     """The normalized stream of a raw token list (see the module docstring)."""
     out: list[NTok] = []
@@ -422,6 +484,12 @@ def _norm_range(toks: list[Tok], lo: int, hi: int, out: list[NTok], drop_casts: 
                 j += 3
             i = j
             continue
+        elif txt == "{":
+            start, end, close = _annotated_body(toks, i, hi)
+            if close > 0:
+                _norm_range(toks, start, end, out, drop_casts)
+                i = close + 1
+                continue
         elif txt == "(" and drop_casts:
             close = _is_pointer_cast(toks, i) if i + 1 < hi else -1
             if close < 0 and i + 4 < hi:
