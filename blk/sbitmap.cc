@@ -460,7 +460,7 @@ static unsigned int __sbitmap_weight(const struct sbitmap *sb, bool set)
 	return weight;
 }
 
-unsigned int sbitmap_cleared(const struct sbitmap *sb)
+static unsigned int sbitmap_cleared(const struct sbitmap *sb)
 {
 	return __sbitmap_weight(sb, false);
 }
@@ -494,10 +494,10 @@ static inline void emit_byte(struct seq_file *m, unsigned int offset, u8 byte)
 /* Hex dump of the busy bits, packed across words into bytes. */
 void sbitmap_bitmap_show(struct sbitmap *sb, struct seq_file *m)
 {
+	u8 byte = 0;
 	unsigned int byte_bits = 0;
 	unsigned int offset = 0;
-	u8 byte = 0;
-	unsigned int i;
+	int i;
 
 	for (i = 0; i < sb->map_nr; i++) {
 		unsigned long word = READ_ONCE(sb->map[i].word);

@@ -253,7 +253,6 @@ static inline int sbitmap_calculate_shift(unsigned int depth)
 
 void sbitmap_show(struct sbitmap *sb, struct seq_file *m);
 unsigned int sbitmap_weight(const struct sbitmap *sb);
-unsigned int sbitmap_cleared(const struct sbitmap *sb);
 void sbitmap_bitmap_show(struct sbitmap *sb, struct seq_file *m);
 
 int sbitmap_queue_init_node(struct sbitmap_queue *sbq, unsigned int depth, int shift,
