@@ -297,7 +297,7 @@ static void __percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 	 * that sees percpu mode also sees the zeroes.
 	 */
 	for_each_possible_cpu (cpu)
-		WRITE_ONCE(*per_cpu_ptr(percpu_count, cpu), 0UL);
+		WRITE_ONCE(*per_cpu_ptr(percpu_count, cpu), 0);
 
 	smp_store_release(&ref->percpu_count_ptr,
 			  READ_ONCE(ref->percpu_count_ptr) & ~(unsigned long)__PERCPU_REF_ATOMIC);

@@ -172,7 +172,7 @@ static inline bool percpu_ref_tryget_live_rcu(struct percpu_ref *ref)
  */
 static inline bool percpu_ref_tryget_live(struct percpu_ref *ref)
 {
-	bool ret;
+	bool ret = false;
 
 	rcu_read_lock();
 	ret = percpu_ref_tryget_live_rcu(ref);
