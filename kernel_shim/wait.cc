@@ -20,9 +20,8 @@ static inline void wq_list_del_init_careful(struct list_head *entry)
 void __init_waitqueue_head(struct wait_queue_head *wq_head, const char *name,
 			   struct lock_class_key *key)
 {
-	(void)name;
-	(void)key;
 	spin_lock_init(&wq_head->lock);
+	lockdep_set_class_and_name(&wq_head->lock, key, name);
 	INIT_LIST_HEAD(&wq_head->head);
 }
 
@@ -115,7 +114,7 @@ int __wake_up(struct wait_queue_head *wq_head, unsigned int mode, int nr_exclusi
 
 void __wake_up_on_current_cpu(struct wait_queue_head *wq_head, unsigned int mode, void *key)
 {
-	__wake_up_common_lock(wq_head, mode, 1, 0, key);
+	__wake_up_common_lock(wq_head, mode, 1, WF_CURRENT_CPU, key);
 }
 
 void __wake_up_locked(struct wait_queue_head *wq_head, unsigned int mode, int nr)
@@ -192,7 +191,7 @@ bool prepare_to_wait_exclusive(struct wait_queue_head *wq_head, struct wait_queu
 void init_wait_entry(struct wait_queue_entry *wq_entry, int flags)
 {
 	wq_entry->flags = flags;
-	wq_entry->private_ = get_current();
+	wq_entry->private_ = current;
 	wq_entry->func = autoremove_wake_function;
 	INIT_LIST_HEAD(&wq_entry->entry);
 }
@@ -204,7 +203,7 @@ long prepare_to_wait_event(struct wait_queue_head *wq_head, struct wait_queue_en
 	long ret = 0;
 
 	spin_lock_irqsave(&wq_head->lock, flags);
-	if (signal_pending_state(state, get_current())) {
+	if (signal_pending_state(state, current)) {
 		/*
 		 * Leave the queue now: the caller returns without finish_wait()
 		 * and must not eat a wake-up meant for somebody else. A wake-up
@@ -234,7 +233,7 @@ int do_wait_intr(wait_queue_head_t *wq, wait_queue_entry_t *wait)
 		__add_wait_queue_entry_tail(wq, wait);
 
 	set_current_state(TASK_INTERRUPTIBLE);
-	if (signal_pending(get_current()))
+	if (signal_pending(current))
 		return -ERESTARTSYS;
 
 	spin_unlock(&wq->lock);
@@ -250,7 +249,7 @@ int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait)
 		__add_wait_queue_entry_tail(wq, wait);
 
 	set_current_state(TASK_INTERRUPTIBLE);
-	if (signal_pending(get_current()))
+	if (signal_pending(current))
 		return -ERESTARTSYS;
 
 	spin_unlock_irq(&wq->lock);

@@ -28,6 +28,9 @@ bool lock_is_held(const struct mutex *l);
 #define lockdep_set_class(l, k) \
 	do {                    \
 	} while (0)
+#define lockdep_set_class_and_name(l, k, n) \
+	do {                                \
+	} while (0)
 #define lockdep_set_novalidate_class(l) \
 	do {                            \
 	} while (0)

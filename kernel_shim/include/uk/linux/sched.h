@@ -198,6 +198,8 @@ int try_to_wake_up(struct task_struct *p, unsigned int state, int wake_flags);
 void yield(void);
 
 #define WF_SYNC 0x10
+/* A hint to wake the task on the waker's CPU; tasks here are host threads. */
+#define WF_CURRENT_CPU 0x40
 
 namespace uk
 {
