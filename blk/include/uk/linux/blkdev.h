@@ -255,7 +255,8 @@ struct rq_list {
 struct blk_plug {
 	struct rq_list mq_list;
 	struct rq_list cached_rqs;
-	/* No cur_ktime: ukern keeps no per-request timestamps to cache. */
+	/* The time stamp block accounting caches per plug; nothing sets it here. */
+	u64 cur_ktime;
 	unsigned short nr_ios;
 	unsigned short rq_count;
 	bool multiple_queues;

@@ -59,6 +59,7 @@
 #define PF_NOFREEZE 0x00008000
 #define PF_MEMALLOC_NOIO 0x00080000
 #define PF_KTHREAD 0x00200000
+#define PF_BLOCK_TS 0x20000000 /* the plug holds a time stamp (cur_ktime) */
 
 #define TASK_COMM_LEN 16
 
