@@ -78,37 +78,37 @@ static long __wait_for_common(struct completion *x, long (*action)(long), long t
 	return timeout;
 }
 
-static long wait_for_common(struct completion *x, long timeout, int state)
+static long __sched wait_for_common(struct completion *x, long timeout, int state)
 {
 	return __wait_for_common(x, schedule_timeout, timeout, state);
 }
 
-static long wait_for_common_io(struct completion *x, long timeout, int state)
+static long __sched wait_for_common_io(struct completion *x, long timeout, int state)
 {
 	return __wait_for_common(x, io_schedule_timeout, timeout, state);
 }
 
-void wait_for_completion(struct completion *x)
+void __sched wait_for_completion(struct completion *x)
 {
 	wait_for_common(x, MAX_SCHEDULE_TIMEOUT, TASK_UNINTERRUPTIBLE);
 }
 
-unsigned long wait_for_completion_timeout(struct completion *x, unsigned long timeout)
+unsigned long __sched wait_for_completion_timeout(struct completion *x, unsigned long timeout)
 {
 	return wait_for_common(x, timeout, TASK_UNINTERRUPTIBLE);
 }
 
-void wait_for_completion_io(struct completion *x)
+void __sched wait_for_completion_io(struct completion *x)
 {
 	wait_for_common_io(x, MAX_SCHEDULE_TIMEOUT, TASK_UNINTERRUPTIBLE);
 }
 
-unsigned long wait_for_completion_io_timeout(struct completion *x, unsigned long timeout)
+unsigned long __sched wait_for_completion_io_timeout(struct completion *x, unsigned long timeout)
 {
 	return wait_for_common_io(x, timeout, TASK_UNINTERRUPTIBLE);
 }
 
-int wait_for_completion_interruptible(struct completion *x)
+int __sched wait_for_completion_interruptible(struct completion *x)
 {
 	long t = wait_for_common(x, MAX_SCHEDULE_TIMEOUT, TASK_INTERRUPTIBLE);
 
@@ -117,12 +117,12 @@ int wait_for_completion_interruptible(struct completion *x)
 	return 0;
 }
 
-long wait_for_completion_interruptible_timeout(struct completion *x, unsigned long timeout)
+long __sched wait_for_completion_interruptible_timeout(struct completion *x, unsigned long timeout)
 {
 	return wait_for_common(x, timeout, TASK_INTERRUPTIBLE);
 }
 
-int wait_for_completion_killable(struct completion *x)
+int __sched wait_for_completion_killable(struct completion *x)
 {
 	long t = wait_for_common(x, MAX_SCHEDULE_TIMEOUT, TASK_KILLABLE);
 
@@ -131,7 +131,7 @@ int wait_for_completion_killable(struct completion *x)
 	return 0;
 }
 
-int wait_for_completion_state(struct completion *x, unsigned int state)
+int __sched wait_for_completion_state(struct completion *x, unsigned int state)
 {
 	long t = wait_for_common(x, MAX_SCHEDULE_TIMEOUT, state);
 
@@ -140,7 +140,7 @@ int wait_for_completion_state(struct completion *x, unsigned int state)
 	return 0;
 }
 
-long wait_for_completion_killable_timeout(struct completion *x, unsigned long timeout)
+long __sched wait_for_completion_killable_timeout(struct completion *x, unsigned long timeout)
 {
 	return wait_for_common(x, timeout, TASK_KILLABLE);
 }

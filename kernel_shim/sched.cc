@@ -251,24 +251,28 @@ int io_schedule_prepare(void)
 
 void io_schedule_finish(int token)
 {
-	get_current()->in_iowait = token;
+	current->in_iowait = token;
 }
 
-void io_schedule(void)
+long __sched io_schedule_timeout(long timeout)
 {
-	int token = io_schedule_prepare();
+	int token;
+	long ret;
 
+	token = io_schedule_prepare();
+	ret = schedule_timeout(timeout);
+	io_schedule_finish(token);
+
+	return ret;
+}
+
+void __sched io_schedule(void)
+{
+	int token;
+
+	token = io_schedule_prepare();
 	schedule();
 	io_schedule_finish(token);
-}
-
-long io_schedule_timeout(long timeout)
-{
-	int token = io_schedule_prepare();
-	long ret = schedule_timeout(timeout);
-
-	io_schedule_finish(token);
-	return ret;
 }
 
 struct process_timer {

@@ -198,6 +198,12 @@ int wake_up_state(struct task_struct *p, unsigned int state);
 int try_to_wake_up(struct task_struct *p, unsigned int state, int wake_flags);
 void yield(void);
 
+/*
+ * Linux places the functions a task sleeps in into .sched.text, so that
+ * wchan can skip them; nothing here reads a task's wait channel.
+ */
+#define __sched
+
 #define WF_SYNC 0x10
 /* A hint to wake the task on the waker's CPU; tasks here are host threads. */
 #define WF_CURRENT_CPU 0x40
