@@ -5,6 +5,7 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/kstrtox.h>
+#include <uk/linux/math64.h>
 
 static inline char _tolower(char c)
 {
@@ -16,7 +17,7 @@ static inline bool kstrtox_isxdigit(char c)
 	return (c >= '0' && c <= '9') || (_tolower(c) >= 'a' && _tolower(c) <= 'f');
 }
 
-const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
+noinline const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
 {
 	if (*base == 0) {
 		if (s[0] == '0') {
@@ -38,28 +39,31 @@ const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
  * Returns how many characters were consumed, with KSTRTOX_OVERFLOW or-ed in
  * if the value did not fit in 64 bits (the digits are still consumed).
  */
-unsigned int _parse_integer_limit(const char *s, unsigned int base, unsigned long long *p,
-				  size_t max_chars)
+noinline unsigned int _parse_integer_limit(const char *s, unsigned int base, unsigned long long *p,
+					   size_t max_chars)
 {
-	unsigned long long res = 0;
-	unsigned int rv = 0;
+	unsigned long long res;
+	unsigned int rv;
 
+	res = 0;
+	rv = 0;
 	while (max_chars--) {
-		char c = *s;
-		char lc = _tolower(c);
+		unsigned int c = *s;
+		unsigned int lc = _tolower(c);
 		unsigned int val;
 
-		if (c >= '0' && c <= '9')
+		if ('0' <= c && c <= '9')
 			val = c - '0';
-		else if (lc >= 'a' && lc <= 'f')
+		else if ('a' <= lc && lc <= 'f')
 			val = lc - 'a' + 10;
 		else
 			break;
+
 		if (val >= base)
 			break;
 		/* Only check for overflow once the top four bits are in play. */
-		if (unlikely(res & (~0ULL << 60))) {
-			if (res > (ULLONG_MAX - val) / base)
+		if (unlikely(res & (~0ull << 60))) {
+			if (res > div_u64(ULLONG_MAX - val, base))
 				rv |= KSTRTOX_OVERFLOW;
 		}
 		res = res * base + val;
@@ -70,18 +74,18 @@ unsigned int _parse_integer_limit(const char *s, unsigned int base, unsigned lon
 	return rv;
 }
 
-unsigned int _parse_integer(const char *s, unsigned int base, unsigned long long *p)
+noinline unsigned int _parse_integer(const char *s, unsigned int base, unsigned long long *p)
 {
 	return _parse_integer_limit(s, base, p, INT_MAX);
 }
 
 static int _kstrtoull(const char *s, unsigned int base, unsigned long long *res)
 {
-	unsigned long long tmp;
+	unsigned long long _res;
 	unsigned int rv;
 
 	s = _parse_integer_fixup_radix(s, &base);
-	rv = _parse_integer(s, base, &tmp);
+	rv = _parse_integer(s, base, &_res);
 	if (rv & KSTRTOX_OVERFLOW)
 		return -ERANGE;
 	if (rv == 0)
@@ -91,18 +95,18 @@ static int _kstrtoull(const char *s, unsigned int base, unsigned long long *res)
 		s++;
 	if (*s)
 		return -EINVAL;
-	*res = tmp;
+	*res = _res;
 	return 0;
 }
 
-int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+noinline int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
 {
 	if (s[0] == '+')
 		s++;
 	return _kstrtoull(s, base, res);
 }
 
-int kstrtoll(const char *s, unsigned int base, long long *res)
+noinline int kstrtoll(const char *s, unsigned int base, long long *res)
 {
 	unsigned long long tmp;
 	int rv;
@@ -136,7 +140,7 @@ int _kstrtol(const char *s, unsigned int base, long *res)
 	return kstrtol(s, base, res);
 }
 
-int kstrtouint(const char *s, unsigned int base, unsigned int *res)
+noinline int kstrtouint(const char *s, unsigned int base, unsigned int *res)
 {
 	unsigned long long tmp;
 	int rv;
@@ -150,7 +154,7 @@ int kstrtouint(const char *s, unsigned int base, unsigned int *res)
 	return 0;
 }
 
-int kstrtoint(const char *s, unsigned int base, int *res)
+noinline int kstrtoint(const char *s, unsigned int base, int *res)
 {
 	long long tmp;
 	int rv;
@@ -164,7 +168,7 @@ int kstrtoint(const char *s, unsigned int base, int *res)
 	return 0;
 }
 
-int kstrtou16(const char *s, unsigned int base, u16 *res)
+noinline int kstrtou16(const char *s, unsigned int base, u16 *res)
 {
 	unsigned long long tmp;
 	int rv;
@@ -178,7 +182,7 @@ int kstrtou16(const char *s, unsigned int base, u16 *res)
 	return 0;
 }
 
-int kstrtos16(const char *s, unsigned int base, s16 *res)
+noinline int kstrtos16(const char *s, unsigned int base, s16 *res)
 {
 	long long tmp;
 	int rv;
@@ -192,7 +196,7 @@ int kstrtos16(const char *s, unsigned int base, s16 *res)
 	return 0;
 }
 
-int kstrtou8(const char *s, unsigned int base, u8 *res)
+noinline int kstrtou8(const char *s, unsigned int base, u8 *res)
 {
 	unsigned long long tmp;
 	int rv;
@@ -206,7 +210,7 @@ int kstrtou8(const char *s, unsigned int base, u8 *res)
 	return 0;
 }
 
-int kstrtos8(const char *s, unsigned int base, s8 *res)
+noinline int kstrtos8(const char *s, unsigned int base, s8 *res)
 {
 	long long tmp;
 	int rv;
@@ -224,7 +228,7 @@ int kstrtos8(const char *s, unsigned int base, s8 *res)
  * Only the first character (two for "on"/"off") decides: y/Y/t/T/1 and "on"
  * are true, n/N/f/F/0 and "off" are false; anything else is -EINVAL.
  */
-int kstrtobool(const char *s, bool *res)
+noinline int kstrtobool(const char *s, bool *res)
 {
 	if (!s)
 		return -EINVAL;

@@ -21,4 +21,10 @@
 		__do_div_rem;                            \
 	})
 
+/* The u64 quotient of @dividend by the 32-bit @divisor. */
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
 #endif /* UK_LINUX_MATH64_H */
