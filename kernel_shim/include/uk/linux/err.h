@@ -15,17 +15,17 @@ static inline uk::any_ptr __must_check ERR_PTR(long error)
 	return uk::any_ptr{ (void *)error };
 }
 
-static inline long __must_check PTR_ERR(const void *ptr)
+static __always_inline long __must_check PTR_ERR(__force const void *ptr)
 {
 	return (long)ptr;
 }
 
-static inline bool __must_check IS_ERR(const void *ptr)
+static __always_inline bool __must_check IS_ERR(__force const void *ptr)
 {
 	return IS_ERR_VALUE((unsigned long)ptr);
 }
 
-static inline bool __must_check IS_ERR_OR_NULL(const void *ptr)
+static __always_inline bool __must_check IS_ERR_OR_NULL(__force const void *ptr)
 {
 	return unlikely(!ptr) || IS_ERR_VALUE((unsigned long)ptr);
 }
@@ -35,9 +35,12 @@ static inline uk::any_ptr __must_check ERR_CAST(const void *ptr)
 	return uk::any_ptr{ (void *)ptr };
 }
 
-static inline int __must_check PTR_ERR_OR_ZERO(const void *ptr)
+static __always_inline int __must_check PTR_ERR_OR_ZERO(__force const void *ptr)
 {
-	return IS_ERR(ptr) ? (int)PTR_ERR(ptr) : 0;
+	if (IS_ERR(ptr))
+		return PTR_ERR(ptr);
+	else
+		return 0;
 }
 
 #endif /* UK_LINUX_ERR_H */
