@@ -10,8 +10,9 @@
 // or one of its documented errors, an attribute store returns the length
 // written (or, for badblocks, v6.12's 1 when the table refuses), a show
 // fits its page and writes only the length it returns, and after the
-// device is dropped and the parameters restored nothing is left behind (checked after each of the first 64 inputs of a process and after
-// every 64th input on: LeakCheckDue()).
+// device is dropped and the parameters restored nothing is left behind
+// (checked after each of the first 64 inputs of a process and after every
+// 64th input on: LeakCheckDue()).
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
