@@ -1442,9 +1442,14 @@ static s64 aio_now_ns(void)
 	return (s64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* The sleeping thread's eventfd: made once per thread, closed at its exit. */
+/*
+ * The sleeping thread's eventfd: made once per thread, closed at its exit.
+ * A host thread can run one task after another (uk::task_exit_current());
+ * each task starts with the eventfd empty, as on a thread of its own.
+ */
 struct aio_thread_efd {
 	int fd = -1;
+	u64 task_serial = 0;
 	~aio_thread_efd()
 	{
 		if (fd >= 0) {
@@ -1457,9 +1462,17 @@ static thread_local aio_thread_efd aio_sleeper;
 
 static int aio_sleeper_fd(void)
 {
+	u64 serial = current->uk_serial, stale;
+
 	if (unlikely(aio_sleeper.fd < 0)) {
 		aio_sleeper.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		aio_kernel_fd_set(aio_sleeper.fd);
+		aio_sleeper.task_serial = serial;
+	}
+	if (unlikely(aio_sleeper.task_serial != serial) && aio_sleeper.fd >= 0) {
+		if (read(aio_sleeper.fd, &stale, sizeof(stale)) < 0 && errno != EAGAIN)
+			return -1;
+		aio_sleeper.task_serial = serial;
 	}
 	return aio_sleeper.fd;
 }

@@ -25,8 +25,10 @@
 
 #include <uk/linux/jiffies.h>
 #include <uk/linux/mm_types.h>
+#include <uk/linux/rcu_reader.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/sched/signal.h>
+#include <uk/linux/slab.h>
 #include <uk/linux/timer.h>
 #include <uk/shim/clock.h>
 #include <uk/shim/futex.h>
@@ -43,6 +45,7 @@ namespace
 {
 
 std::atomic<long> live_tasks{ 0 };
+std::atomic<uint64_t> task_serials{ 0 };
 pthread_key_t task_key;
 pthread_once_t task_key_once = PTHREAD_ONCE_INIT;
 
@@ -93,6 +96,7 @@ struct task_struct *task_create_current(void)
 	atomic_set(&p->usage, 1);
 	p->timer_slack_ns = 50000;
 	p->mm = &process_mm;
+	p->uk_serial = task_serials.fetch_add(1, std::memory_order_relaxed) + 1;
 	if (pthread_getname_np(pthread_self(), p->comm, sizeof(p->comm)) != 0)
 		snprintf(p->comm, sizeof(p->comm), "task-%d", p->pid);
 	live_tasks.fetch_add(1, std::memory_order_relaxed);
@@ -115,6 +119,18 @@ bool wait_task_blocked(const struct task_struct *p, int timeout_ms)
 long nr_tasks(void)
 {
 	return live_tasks.load(std::memory_order_relaxed);
+}
+
+void task_exit_current(void)
+{
+	struct task_struct *p = tls_current;
+
+	if (p) {
+		pthread_setspecific(task_key, nullptr);
+		task_exit(p);
+	}
+	rcu_unregister_thread();
+	slab_flush_thread();
 }
 
 } // namespace uk

@@ -326,10 +326,35 @@ void slab_for_each_cache(void (*fn)(const char *name, long live, void *arg), voi
 
 long slab_total_allocated()
 {
+	CounterRegistry &r = registry();
+	std::lock_guard<std::mutex> g(r.mu);
 	long s = 0;
+
 	for (int i = 0; i < kMaxCaches; i++)
-		s += registry().Sum(i, false);
+		s += r.exited.total[i] - r.exited.freed[i];
+	for (Counters *c : r.threads)
+		for (int i = 0; i < kMaxCaches; i++)
+			s += __atomic_load_n(&c->total[i], __ATOMIC_RELAXED) -
+			     __atomic_load_n(&c->freed[i], __ATOMIC_RELAXED);
 	return s;
+}
+
+void slab_flush_thread(void)
+{
+	Counters *c = tls_ctr;
+
+	if (c == nullptr)
+		return;
+	if (kMagSize > 0) {
+		CounterRegistry &r = registry();
+		std::lock_guard<std::mutex> g(r.mu);
+		for (int i = 0; i < kMaxCaches; i++)
+			if (c->mag[i].n)
+				flush_magazine(c, i);
+	}
+	// The next allocation takes the slow path, as a new thread's first
+	// does; counters_slow() finds the same counters again.
+	tls_ctr = nullptr;
 }
 
 } // namespace uk

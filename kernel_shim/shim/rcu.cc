@@ -434,6 +434,8 @@ void rcu_register_reader() {
 
 }  // namespace
 
+void rcu_unregister_thread() { rcu_unregister_reader(); }
+
 // The outermost rcu_read_lock() of a thread that is not registered yet, or
 // of any thread without membarrier; and nested ones under RCU_READER_SLOW.
 void rcu_read_lock_slow() {

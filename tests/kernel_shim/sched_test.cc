@@ -12,8 +12,10 @@
 
 #include <uk/linux/jiffies.h>
 #include <uk/linux/mutex.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/sched/signal.h>
+#include <uk/linux/slab.h>
 #include <uk/shim/clock.h>
 #include <uk/shim/ctxsw.h>
 
@@ -68,6 +70,44 @@ TEST(SchedTest, CurrentIsPerThreadAndFreedAtExit) {
   EXPECT_NE(other, me);
   EXPECT_STREQ(comm, "uk-sched-t");
   EXPECT_EQ(uk::nr_tasks(), before);  // released at thread exit
+}
+
+// A thread that runs one task after another: task_exit_current() ends the
+// task, takes the thread out of the RCU registry and empties its slab
+// magazines, as the thread's exit would; the next task starts afresh.
+TEST(SchedTest, TaskExitCurrentStartsTheNextTaskAsANewThread) {
+  long before = uk::nr_tasks();
+  std::thread t([before] {
+    struct task_struct *first = current;
+    uint64_t first_serial = first->uk_serial;
+    EXPECT_NE(first_serial, 0u);
+    EXPECT_EQ(uk::nr_tasks(), before + 1);
+
+    struct kmem_cache *c =
+        kmem_cache_create("uk_sched_exit_test", 64, 0, 0, nullptr);
+    ASSERT_NE(c, nullptr);
+    kmem_cache_free(c, kmem_cache_alloc(c, GFP_KERNEL));  // into the magazine
+    rcu_read_lock();
+    rcu_read_unlock();
+    EXPECT_TRUE(uk::rcu_reader_self().registered);
+
+    uk::task_exit_current();
+    EXPECT_EQ(uk::nr_tasks(), before);  // the first task is gone
+    EXPECT_FALSE(uk::rcu_reader_self().registered);
+    EXPECT_EQ(uk::slab_nr_allocated(c), 0);
+    kmem_cache_destroy(c);
+
+    struct task_struct *second = current;
+    EXPECT_GT(second->uk_serial, first_serial);
+    EXPECT_EQ(second->pid, (pid_t)syscall(SYS_gettid));
+    EXPECT_EQ(task_state_read(second), (unsigned)TASK_RUNNING);
+    EXPECT_EQ(uk::nr_tasks(), before + 1);
+    uk::task_exit_current();
+    uk::task_exit_current();  // no task: nothing to do
+    EXPECT_EQ(uk::nr_tasks(), before);
+  });
+  t.join();
+  EXPECT_EQ(uk::nr_tasks(), before);
 }
 
 TEST(SchedTest, WakeBetweenSetStateAndScheduleIsNotLost) {

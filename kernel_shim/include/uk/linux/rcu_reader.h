@@ -60,6 +60,12 @@ extern bool rcu_has_membarrier __uk_hidden;
 
 void rcu_read_lock_slow(void);
 void rcu_read_unlock_slow(void);
+/*
+ * Takes the calling thread out of the reader registry, as its exit does;
+ * its next rcu_read_lock() registers it again. For a host thread that runs
+ * one task after another (the explorer's workers).
+ */
+void rcu_unregister_thread(void);
 void rcu_wake_up_gp(void);
 
 /* Threads known to the grace-period machinery, for tests. */

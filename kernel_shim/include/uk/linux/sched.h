@@ -100,6 +100,7 @@ struct task_struct {
 	/* Shim internals. */
 	uint32_t uk_sleeping; /* 1 while blocked on the futex in schedule() */
 	uint64_t uk_nvcsw;    /* schedule() calls that slept */
+	uint64_t uk_serial;   /* unique over the process's life, from 1 */
 };
 
 namespace uk
@@ -233,6 +234,15 @@ bool wait_task_blocked(const struct task_struct *p, int timeout_ms = 10000);
 
 /* Number of live task_structs (leak checks). */
 long nr_tasks(void);
+
+/*
+ * Does for the calling thread what its exit does in the shim: ends its task
+ * (its next use of current starts a new one), takes it out of the RCU
+ * reader registry and empties its slab magazines. For a host thread that
+ * runs one task after another (the explorer's workers): each task meets the
+ * shim as a new thread would.
+ */
+void task_exit_current(void);
 
 } // namespace uk
 

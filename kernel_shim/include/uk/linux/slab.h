@@ -157,6 +157,9 @@ long slab_nr_tallocated(struct kmem_cache *s);
 const char *kmem_cache_name(struct kmem_cache *s);
 /* Each live cache's name and live objects, kmalloc's first ("kmalloc"). */
 void slab_for_each_cache(void (*fn)(const char *name, long live, void *arg), void *arg);
+/* Empties the calling thread's magazines, as its exit does; its next
+ * allocation takes the path of a new thread's first. */
+void slab_flush_thread(void);
 } // namespace uk
 
 #endif /* UK_LINUX_SLAB_H */
