@@ -6,12 +6,14 @@
 // order and interrupt safety) fires.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
 
 #include <uk/linux/atomic.h>
 #include <uk/linux/irqflags.h>
+#include <uk/linux/rcupdate.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/slab.h>
@@ -150,6 +152,39 @@ TEST(Explorer, AtomicIncrementsPassExhaustiveSearch) {
   EXPECT_FALSE(r.failed) << r.message << " " << r.schedule;
   EXPECT_TRUE(r.exhausted);
   printf("dfs: %ld schedules, space exhausted\n", r.schedules);
+}
+
+// ---- each task meets the shim as a new thread ----
+//
+// Task threads are kept from one schedule to the next; each task still gets
+// a task_struct of its own, starts outside the RCU registry and with empty
+// slab magazines, so a schedule runs the same whichever thread it lands on.
+
+void FreshTasks() {
+  static uint64_t serial[2];
+  static bool registered[2];
+  static uint64_t last_max;
+  for (int i = 0; i < 2; i++)
+    explore::spawn(
+        [i] {
+          serial[i] = current->uk_serial;
+          registered[i] = uk::rcu_reader_self().registered;
+          kfree(kmalloc(32, GFP_KERNEL));
+          rcu_read_lock();
+          rcu_read_unlock();
+        },
+        i);
+  explore::join();
+  EXPLORE_CHECK(serial[0] != serial[1]);
+  EXPLORE_CHECK(serial[0] > last_max && serial[1] > last_max);
+  EXPLORE_CHECK(!registered[0] && !registered[1]);
+  last_max = std::max(serial[0], serial[1]);
+}
+
+TEST(Explorer, EveryTaskStartsAsANewThread) {
+  Result r = explore::run(FreshTasks, With(Strategy::kDfs, 200));
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule;
+  EXPECT_GT(r.schedules, 1);
 }
 
 // ---- a missing lock ----

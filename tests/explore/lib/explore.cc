@@ -5,9 +5,12 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -25,6 +28,7 @@
 #include <uk/linux/percpu.h>
 #include <uk/linux/preempt.h>
 #include <uk/linux/printk.h>
+#include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 #include <uk/shim/cpu.h>
 
@@ -185,6 +189,108 @@ struct ReplayChooser : Chooser {
   std::map<long, int> dev_;
 };
 
+// ---- task threads, kept from one schedule to the next ----
+
+// Hands the CPU from one task thread to the next: one post, one wait, and a
+// futex call only when the waiter sleeps. The release/acquire pair orders
+// the engine's state, which only the running task touches, from one task
+// to the next.
+class Handoff {
+ public:
+  void post() {
+    if (v_.exchange(1, std::memory_order_release) == 2)
+      syscall(SYS_futex, &v_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+  void wait() {
+    for (;;) {
+      uint32_t c = v_.load(std::memory_order_acquire);
+      if (c == 1) {
+        if (v_.compare_exchange_strong(c, 0, std::memory_order_acquire)) return;
+        continue;
+      }
+      if (c == 0 &&
+          !v_.compare_exchange_strong(c, 2, std::memory_order_relaxed))
+        continue;
+      syscall(SYS_futex, &v_, FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+    }
+  }
+
+ private:
+  std::atomic<uint32_t> v_{0};  // 0 empty, 1 posted, 2 a waiter sleeps
+};
+
+// A schedule's tasks run on host threads that the pool keeps between
+// schedules: starting and joining a thread per task and schedule would cost
+// more than the schedule itself. A worker whose task ended with shim state
+// held (a failed schedule) is not reused; one left parked in a stuck schedule
+// stays there.
+struct Worker {
+  std::thread th;
+  std::condition_variable cv;
+  std::function<bool()> job;  // returns whether the thread can be reused
+  bool finished = false;
+  bool reusable = true;
+};
+
+class WorkerPool {
+ public:
+  Worker *start(std::function<bool()> job) {
+    std::lock_guard<std::mutex> lk(mu_);
+    Worker *w;
+    if (!idle_.empty()) {
+      w = idle_.back();
+      idle_.pop_back();
+    } else {
+      w = new Worker;
+      w->th = std::thread([this, w] { loop(w); });
+    }
+    w->job = std::move(job);
+    w->finished = false;
+    w->cv.notify_one();
+    return w;
+  }
+
+  // Waits until `w` has finished its job and the job's last access to the
+  // engine is over, then keeps or retires the thread.
+  void finish(Worker *w) {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return w->finished; });
+    if (w->reusable) {
+      idle_.push_back(w);
+      return;
+    }
+    lk.unlock();
+    w->th.join();
+    delete w;
+  }
+
+ private:
+  void loop(Worker *w) {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      w->cv.wait(lk, [&] { return static_cast<bool>(w->job); });
+      std::function<bool()> job = std::move(w->job);
+      w->job = nullptr;
+      lk.unlock();
+      bool reusable = job();
+      lk.lock();
+      w->reusable = reusable;
+      w->finished = true;
+      done_cv_.notify_all();
+      if (!reusable) return;
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::vector<Worker *> idle_;
+};
+
+WorkerPool &worker_pool() {
+  static WorkerPool *p = new WorkerPool;  // outlives the workers
+  return *p;
+}
+
 // ---- the engine: one schedule ----
 
 struct Engine;
@@ -196,8 +302,8 @@ struct Task {
   bool is_irq = false;
   bool soft = false;
   std::function<void()> fn;
-  std::thread th;
-  std::condition_variable cv;
+  struct Worker *worker = nullptr;
+  Handoff turn;        // posted when the task is to run
   bool fired = false;  // irq: delivered (on its CPU's interrupt stack)
   bool done = false;
   bool blocked = false;
@@ -222,8 +328,8 @@ struct TraceEntry {
 thread_local Task *tl_task;
 
 struct Engine {
-  std::mutex mu;
-  std::condition_variable main_cv;
+  std::mutex mu;      // lock validation's maps
+  Handoff main_turn;  // posted when the schedule ends or gets stuck
   std::vector<std::unique_ptr<Task>> tasks;
   int nr_normal = 0, nr_irq = 0;
   int running = -1;
@@ -382,8 +488,11 @@ struct Engine {
 
   // Picks the next task at a scheduling point of `self` (null at the
   // start). Returns -1 when nothing can run: the schedule ended or stuck.
+  // choose_next()'s enabled tasks, kept from call to call (no allocation)
+  std::vector<int> en;
+
   int choose_next(Task *self, bool yield) {
-    std::vector<int> en;
+    en.clear();
     for (auto &t : tasks)
       if (enabled(*t)) en.push_back(t->id);
     if (en.empty()) {
@@ -428,13 +537,16 @@ struct Engine {
   // Parks `self` until it runs again. A schedule that failed while others
   // were parked leaves them parked for good (their stacks hold state that
   // cannot be unwound safely); the engine is leaked with them.
-  void park(Task *self, std::unique_lock<std::mutex> &lk) {
-    self->cv.wait(lk, [&] { return running == self->id; });
-  }
+  void park(Task *self) { self->turn.wait(); }
 
+  // Passes the CPU to task `next`, or back to the test's thread when no
+  // task can run (-1). The caller touches no engine state afterwards.
   void give(int next) {
     running = next;
-    if (next >= 0) tasks[next]->cv.notify_one();
+    if (next >= 0)
+      tasks[next]->turn.post();
+    else
+      main_turn.post();
   }
 
   void record(Task *self, const char *where, int next) {
@@ -450,25 +562,21 @@ struct Engine {
   }
 
   void point(Task *self, const char *where) {
-    std::unique_lock<std::mutex> lk(mu);
     if (step >= max_steps) {
       fail("livelock: the schedule did not end within " +
            std::to_string(max_steps) + " scheduling points");
       stuck = true;
       give(-1);
-      main_cv.notify_all();
-      park(self, lk);  // forever
+      park(self);  // forever
     }
     int n = choose_next(self, where[0] == '~');
     record(self, where, n);
     if (n == self->id) return;
     give(n);
-    if (n < 0) main_cv.notify_all();
-    park(self, lk);
+    park(self);
   }
 
   void block(Task *self, const char *where, const void *word, uint32_t mask) {
-    std::unique_lock<std::mutex> lk(mu);
     self->blocked = true;
     self->bword = word;
     self->bmask = mask;
@@ -477,17 +585,15 @@ struct Engine {
     record(self, where, n);
     if (n != self->id) {
       give(n);
-      if (n < 0) main_cv.notify_all();
-      park(self, lk);
+      park(self);
     }
     self->blocked = false;
   }
 
-  void task_main(Task *t) {
-    {
-      std::unique_lock<std::mutex> lk(mu);
-      park(t, lk);
-    }
+  // Runs task `t` on a worker; returns whether the worker's thread is left
+  // as it was found (no CPU, preemption or interrupt state held).
+  bool task_main(Task *t) {
+    park(t);
     tl_task = t;
     if (t->is_irq) {
       if (t->soft)
@@ -499,8 +605,8 @@ struct Engine {
       t->fn();
     }
     const uk::ThreadCpu &tc = uk::tls_cpu;
-    std::unique_lock<std::mutex> lk(mu);
-    if (tc.held != 0 || tc.preempt_count != 0 || tc.irqs_off)
+    bool clean = tc.held == 0 && tc.preempt_count == 0 && !tc.irqs_off;
+    if (!clean)
       fail(t->name +
            " ended with preemption, bottom halves or interrupts "
            "disabled");
@@ -519,27 +625,33 @@ struct Engine {
       e.next = n;
       trace.push_back(e);
     }
-    give(n);
     exited++;
-    main_cv.notify_all();
+    give(n);
+    return clean;
   }
 
   // Runs the tasks; returns false when the schedule got stuck.
   bool run_tasks() {
     joined = true;
+    WorkerPool &pool = worker_pool();
     for (auto &t : tasks)
-      t->th = std::thread([this, p = t.get()] { task_main(p); });
-    std::unique_lock<std::mutex> lk(mu);
-    int n = choose_next(nullptr, false);
-    give(n);
-    main_cv.wait(lk, [&] { return exited == tasks.size() || stuck; });
-    if (stuck) {
-      for (auto &t : tasks) t->th.detach();
-      return false;
-    }
-    lk.unlock();
-    for (auto &t : tasks) t->th.join();
-    return true;
+      t->worker = pool.start([this, p = t.get()] {
+        bool clean = task_main(p);
+        // What the thread's exit would do, so that the next task on it
+        // meets the shim as a new thread does.
+        uk::task_exit_current();
+        const uk::ThreadCpu &tc = uk::tls_cpu;
+        return clean && tc.cpu < 0 && tc.pinned < 0 && tc.sticky < 0 &&
+               tc.pdepth == 0 && tc.bh_depth == 0 && tc.lock_depth == 0 &&
+               !tc.in_irq_ctx;
+      });
+    give(choose_next(nullptr, false));
+    main_turn.wait();
+    std::vector<Worker *> ended;
+    for (auto &t : tasks)
+      if (t->done) ended.push_back(t->worker);
+    for (Worker *w : ended) pool.finish(w);
+    return !stuck;  // the workers of parked tasks stay parked
   }
 };
 
