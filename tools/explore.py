@@ -5,12 +5,14 @@
 
   tools/ukern explore [--list] [--historical] [--replay STRING] [--jobs N]
                       [--budget SECONDS] [--schedules N] [--strategy S]
-                      [--no-build] [TEST...]
+                      [--tsan] [--no-build] [TEST...]
 
 TEST is a gtest name or pattern (Historical.SbitmapV61WakeCntFound,
 'Historical.*'). --historical runs the Historical suite and ends with the line
 "races: F of N found, S of N survived, R schedules/s". --jobs N runs N copies
 of each test with seeds 1..N (random or PCT) and stops at the first failure.
+--tsan builds and runs the explore-tsan preset instead: ThreadSanitizer fails
+a schedule with a data race between plain accesses.
 """
 import argparse
 import fnmatch
@@ -21,30 +23,38 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.path.join(ROOT, "build", "explore")
-TESTDIR = os.path.join(BUILD, "tests", "explore")
+PRESET = "explore"
+
+
+def build_dir():
+    return os.path.join(ROOT, "build", PRESET)
+
+
+def test_dir():
+    return os.path.join(build_dir(), "tests", "explore")
 
 
 def build():
     env = dict(os.environ)
     if env.get("CI") == "true":
         env["UKERN_WERROR"] = "ON"  # as tools/ukern test: warnings are errors
-    subprocess.check_call(["cmake", "--preset", "explore"], cwd=ROOT, env=env,
+    subprocess.check_call(["cmake", "--preset", PRESET], cwd=ROOT, env=env,
                           stdout=subprocess.DEVNULL)
-    out = subprocess.run(["nice", "-n", "10", "cmake", "--build", BUILD, "-j2",
+    out = subprocess.run(["nice", "-n", "10", "cmake", "--build", build_dir(), "-j2",
                           "--target", "explore_tests"], cwd=ROOT, env=env,
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.stderr.write(out.stdout[-6000:] + out.stderr[-3000:])
-        sys.exit("ukern: explore: the build failed")
+        sys.exit("ukern: explore: the build of " + PRESET + " failed")
 
 
 def binaries():
-    if not os.path.isdir(TESTDIR):
+    d = test_dir()
+    if not os.path.isdir(d):
         return []
-    return sorted(os.path.join(TESTDIR, f) for f in os.listdir(TESTDIR)
+    return sorted(os.path.join(d, f) for f in os.listdir(d)
                   if f.startswith("explore_") and f.endswith("_test")
-                  and os.access(os.path.join(TESTDIR, f), os.X_OK))
+                  and os.access(os.path.join(d, f), os.X_OK))
 
 
 def list_tests(binary):
@@ -124,11 +134,16 @@ def main():
     ap.add_argument("--budget", type=float, help="seconds per test")
     ap.add_argument("--schedules", type=int)
     ap.add_argument("--strategy", choices=["random", "pct", "dfs"])
+    ap.add_argument("--tsan", action="store_true",
+                    help="the explore-tsan preset: data races fail a schedule")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("tests", nargs="*")
     a = ap.parse_args()
 
+    global PRESET
+    if a.tsan:
+        PRESET = "explore-tsan"
     if not a.no_build:
         build()
     tests = all_tests()

@@ -192,16 +192,22 @@ TEST(Explorer, EveryTaskStartsAsANewThread) {
 DEFINE_SPINLOCK(counter_lock);
 int counter;
 
-void Increments(bool locked) {
+// `plain`: counter++ instead of READ_ONCE() and WRITE_ONCE() (for the
+// explore-tsan tests below).
+void Increments(bool locked, bool plain = false) {
   counter = 0;
   spin_lock_init(&counter_lock);
   for (int i = 0; i < 2; i++)
     explore::spawn(
-        [locked] {
+        [locked, plain] {
           for (int k = 0; k < 2; k++) {
             if (locked) spin_lock(&counter_lock);
-            int v = READ_ONCE(counter);
-            WRITE_ONCE(counter, v + 1);
+            if (plain) {
+              counter++;
+            } else {
+              int v = READ_ONCE(counter);
+              WRITE_ONCE(counter, v + 1);
+            }
             if (locked) spin_unlock(&counter_lock);
           }
         },
@@ -224,6 +230,76 @@ TEST(Explorer, LockedIncrementsPassExhaustiveSearch) {
   printf("dfs: %ld schedules, space exhausted\n", r.schedules);
 }
 
+// ---- data races between plain accesses (explore-tsan preset) ----
+//
+// Under ThreadSanitizer a plain access that nothing orders against another
+// task's access to the same location fails the schedule, whatever order the
+// schedule ran them in; the kernel's own orderings (locks, release/acquire)
+// are no race.
+
+struct Message {
+  int payload;
+  int ready;
+};
+Message msg;
+
+// A payload published with a plain store before the flag, or with the
+// flag's smp_store_release() and smp_load_acquire().
+void Publish(bool ordered) {
+  msg = {};
+  explore::spawn(
+      [ordered] {
+        msg.payload = 42;
+        if (ordered)
+          smp_store_release(&msg.ready, 1);
+        else
+          WRITE_ONCE(msg.ready, 1);
+      },
+      0);
+  explore::spawn(
+      [ordered] {
+        int ready =
+            ordered ? smp_load_acquire(&msg.ready) : READ_ONCE(msg.ready);
+        if (ready) EXPLORE_CHECK(msg.payload == 42);
+      },
+      1);
+  explore::join();
+}
+
+#ifdef UKERN_TSAN
+constexpr bool kTsan = true;
+#else
+constexpr bool kTsan = false;
+#endif
+
+TEST(Explorer, TsanFindsPlainDataRace) {
+  if (!kTsan) GTEST_SKIP() << "needs the explore-tsan preset";
+  Result r =
+      explore::run([] { Increments(false, true); }, With(Strategy::kDfs));
+  EXPECT_TRUE(r.failed);
+  EXPECT_EQ(r.found_at, 1);
+  EXPECT_NE(r.message.find("data race"), std::string::npos) << r.message;
+}
+
+TEST(Explorer, TsanLockedPlainAccessesAreNoRace) {
+  if (!kTsan) GTEST_SKIP() << "needs the explore-tsan preset";
+  Options o = With(Strategy::kDfs, 200000);
+  o.preemption_bound = 2;
+  Result r = explore::run([] { Increments(true, true); }, o);
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule;
+  EXPECT_TRUE(r.exhausted);
+}
+
+TEST(Explorer, TsanFindsPublicationWithoutRelease) {
+  if (!kTsan) GTEST_SKIP() << "needs the explore-tsan preset";
+  Result r = explore::run([] { Publish(false); }, With(Strategy::kDfs));
+  EXPECT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("data race"), std::string::npos) << r.message;
+  r = explore::run([] { Publish(true); }, With(Strategy::kDfs));
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule;
+  EXPECT_TRUE(r.exhausted);
+}
+
 // ---- lost wake-up: the flag is tested before the task state is set ----
 
 struct Sleeper {
@@ -236,7 +312,8 @@ void WakeUp(bool buggy_order) {
   sleeper = {};
   explore::spawn(
       [buggy_order] {
-        WRITE_ONCE(sleeper.task, get_task_struct(get_current()));
+        // Published with release: the waker reads the task through it.
+        smp_store_release(&sleeper.task, get_task_struct(get_current()));
         if (buggy_order) {
           // Wrong: a wake-up between the test and set_current_state() is lost.
           if (!READ_ONCE(sleeper.flag)) {
@@ -256,7 +333,7 @@ void WakeUp(bool buggy_order) {
   explore::spawn(
       [] {
         struct task_struct *t;
-        while (!(t = READ_ONCE(sleeper.task))) cpu_relax();
+        while (!(t = smp_load_acquire(&sleeper.task))) cpu_relax();
         WRITE_ONCE(sleeper.flag, 1);
         wake_up_process(t);
         put_task_struct(t);

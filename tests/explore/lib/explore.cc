@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include <uk/linux/compiler.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/preempt.h>
@@ -189,6 +190,45 @@ struct ReplayChooser : Chooser {
   std::map<long, int> dev_;
 };
 
+// ---- data races under ThreadSanitizer (the explore-tsan preset) ----
+
+// Tasks run one at a time, but only the explorer makes them do so: to the
+// program they run at once on their CPUs. Under ThreadSanitizer the engine
+// is therefore invisible: its reads and writes are ignored, and so are its
+// hand-overs, which would otherwise order every task after the one before.
+// What orders one task's accesses after another's is then only what orders
+// them in the kernel (locks, atomics, the CPU a section holds), and two
+// plain accesses to one location with nothing between them are reported as
+// a race: the schedule fails (see tsan_reports below).
+#ifdef UKERN_TSAN
+extern "C" {
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+void AnnotateIgnoreSyncBegin(const char *file, int line);
+void AnnotateIgnoreSyncEnd(const char *file, int line);
+}
+#endif
+
+struct EngineScope {
+#ifdef UKERN_TSAN
+  EngineScope() {
+    AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+    AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+  }
+  ~EngineScope() {
+    AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  }
+#endif
+};
+
+// ThreadSanitizer reports so far (every report, in any thread).
+std::atomic<long> tsan_reports{0};
+
 // ---- task threads, kept from one schedule to the next ----
 
 // Hands the CPU from one task thread to the next: one post, one wait, and a
@@ -235,6 +275,7 @@ struct Worker {
 class WorkerPool {
  public:
   Worker *start(std::function<bool()> job) {
+    EngineScope engine;
     std::lock_guard<std::mutex> lk(mu_);
     Worker *w;
     if (!idle_.empty()) {
@@ -253,6 +294,7 @@ class WorkerPool {
   // Waits until `w` has finished its job and the job's last access to the
   // engine is over, then keeps or retires the thread.
   void finish(Worker *w) {
+    EngineScope engine;
     std::unique_lock<std::mutex> lk(mu_);
     done_cv_.wait(lk, [&] { return w->finished; });
     if (w->reusable) {
@@ -266,17 +308,23 @@ class WorkerPool {
 
  private:
   void loop(Worker *w) {
-    std::unique_lock<std::mutex> lk(mu_);
     for (;;) {
-      w->cv.wait(lk, [&] { return static_cast<bool>(w->job); });
-      std::function<bool()> job = std::move(w->job);
-      w->job = nullptr;
-      lk.unlock();
+      std::function<bool()> job;
+      {
+        EngineScope engine;
+        std::unique_lock<std::mutex> lk(mu_);
+        w->cv.wait(lk, [&] { return static_cast<bool>(w->job); });
+        job = std::move(w->job);
+        w->job = nullptr;
+      }
       bool reusable = job();
-      lk.lock();
-      w->reusable = reusable;
-      w->finished = true;
-      done_cv_.notify_all();
+      {
+        EngineScope engine;
+        std::lock_guard<std::mutex> lk(mu_);
+        w->reusable = reusable;
+        w->finished = true;
+        done_cv_.notify_all();
+      }
       if (!reusable) return;
     }
   }
@@ -304,6 +352,7 @@ struct Task {
   std::function<void()> fn;
   struct Worker *worker = nullptr;
   Handoff turn;        // posted when the task is to run
+  char ended = 0;      // ThreadSanitizer: where the task last stopped
   bool fired = false;  // irq: delivered (on its CPU's interrupt stack)
   bool done = false;
   bool blocked = false;
@@ -330,6 +379,7 @@ thread_local Task *tl_task;
 struct Engine {
   std::mutex mu;      // lock validation's maps
   Handoff main_turn;  // posted when the schedule ends or gets stuck
+  char started = 0;   // ThreadSanitizer: the set-up, before every task
   std::vector<std::unique_ptr<Task>> tasks;
   int nr_normal = 0, nr_irq = 0;
   int running = -1;
@@ -591,10 +641,15 @@ struct Engine {
   }
 
   // Runs task `t` on a worker; returns whether the worker's thread is left
-  // as it was found (no CPU, preemption or interrupt state held).
+  // as a new thread would be (no CPU, preemption or interrupt state held)
+  // and can run another task.
   bool task_main(Task *t) {
-    park(t);
-    tl_task = t;
+    {
+      EngineScope engine;
+      park(t);
+      tl_task = t;
+    }
+    uk_tsan_acquire(&started);  // the body's set-up comes first
     if (t->is_irq) {
       if (t->soft)
         uk::run_in_softirq(t->cpu, t->fn);
@@ -606,13 +661,20 @@ struct Engine {
     }
     const uk::ThreadCpu &tc = uk::tls_cpu;
     bool clean = tc.held == 0 && tc.preempt_count == 0 && !tc.irqs_off;
+    if (clean && !t->is_irq) uk::pin_thread_to_cpu(-1);
+    tl_task = nullptr;  // no scheduling point from here on
+    // What the thread's exit would do, so that the next task on this thread
+    // meets the shim as a new thread does.
+    if (clean) uk::task_exit_current();
+    bool reusable = clean && tc.cpu < 0 && tc.pinned < 0 && tc.sticky < 0 &&
+                    tc.pdepth == 0 && tc.bh_depth == 0 && tc.lock_depth == 0 &&
+                    !tc.in_irq_ctx;
+    uk_tsan_release(&t->ended);  // join() waits for the task
+    EngineScope engine;
     if (!clean)
       fail(t->name +
            " ended with preemption, bottom halves or interrupts "
            "disabled");
-    else if (!t->is_irq)
-      uk::pin_thread_to_cpu(-1);
-    tl_task = nullptr;
     t->done = true;
     if (t->is_irq) irq_stack[t->cpu].pop_back();
     int n = choose_next(t, false);
@@ -627,29 +689,26 @@ struct Engine {
     }
     exited++;
     give(n);
-    return clean;
+    return reusable;
   }
 
   // Runs the tasks; returns false when the schedule got stuck.
   bool run_tasks() {
     joined = true;
+    uk_tsan_release(&started);
     WorkerPool &pool = worker_pool();
     for (auto &t : tasks)
-      t->worker = pool.start([this, p = t.get()] {
-        bool clean = task_main(p);
-        // What the thread's exit would do, so that the next task on it
-        // meets the shim as a new thread does.
-        uk::task_exit_current();
-        const uk::ThreadCpu &tc = uk::tls_cpu;
-        return clean && tc.cpu < 0 && tc.pinned < 0 && tc.sticky < 0 &&
-               tc.pdepth == 0 && tc.bh_depth == 0 && tc.lock_depth == 0 &&
-               !tc.in_irq_ctx;
-      });
-    give(choose_next(nullptr, false));
-    main_turn.wait();
+      t->worker = pool.start([this, p = t.get()] { return task_main(p); });
+    {
+      EngineScope engine;
+      give(choose_next(nullptr, false));
+      main_turn.wait();
+    }
     std::vector<Worker *> ended;
-    for (auto &t : tasks)
+    for (auto &t : tasks) {
+      uk_tsan_acquire(&t->ended);  // done, or parked for good
       if (t->done) ended.push_back(t->worker);
+    }
     for (Worker *w : ended) pool.finish(w);
     return !stuck;  // the workers of parked tasks stay parked
   }
@@ -659,17 +718,24 @@ Engine *g_engine;  // the schedule the body is setting up / running
 
 void hook_point(const char *where) {
   Task *t = tl_task;
-  if (t != nullptr) t->e->point(t, where);
+  if (t == nullptr) return;
+  uk_tsan_release(&t->ended);  // a schedule can end with the task here
+  EngineScope engine;
+  t->e->point(t, where);
 }
 
 void hook_lock(const void *lock, int op) {
   Task *t = tl_task;
-  if (t != nullptr && t->e->lockdep) t->e->lock_event(t, lock, op);
+  if (t == nullptr || !t->e->lockdep) return;
+  EngineScope engine;
+  t->e->lock_event(t, lock, op);
 }
 
 void hook_block(const char *where, const void *word, uint32_t mask) {
   Task *t = tl_task;
   if (t != nullptr) {
+    uk_tsan_release(&t->ended);  // a schedule can end with the task here
+    EngineScope engine;
     t->e->block(t, where, word, mask);
     return;
   }
@@ -852,10 +918,17 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   ch->begin(index);
   ch->diverged = -1;
   long warns = __atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED);
+  long races = tsan_reports.load(std::memory_order_relaxed);
   long live = leak_count();
-  uk::sched_hook = hook_point;
-  uk::sched_block_hook = hook_block;
-  uk::lock_hook = hook_lock;
+  {
+    // Host threads outside the explorer (workqueue workers, the RCU
+    // thread) read the hooks at any time; installing them races with
+    // nothing that matters to a schedule.
+    EngineScope engine;
+    uk::sched_hook = hook_point;
+    uk::sched_block_hook = hook_block;
+    uk::lock_hook = hook_lock;
+  }
   bool stuck = false;
   try {
     body();
@@ -863,12 +936,17 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   } catch (StuckSchedule &) {
     stuck = true;
   }
-  uk::sched_hook = nullptr;
-  uk::sched_block_hook = nullptr;
-  uk::lock_hook = nullptr;
+  {
+    EngineScope engine;
+    uk::sched_hook = nullptr;
+    uk::sched_block_hook = nullptr;
+    uk::lock_hook = nullptr;
+  }
   Outcome o;
   if (__atomic_load_n(&uk::warn_count, __ATOMIC_RELAXED) != warns)
     e->fail("the kernel code WARNed");
+  if (tsan_reports.load(std::memory_order_relaxed) != races)
+    e->fail("data race: ThreadSanitizer's report is above");
   if (!stuck && e->failures.empty() && leak_count() != live)
     e->fail("leak: " + std::to_string(leak_count() - live) +
             " slab objects or percpu bytes still allocated at the end");
@@ -1169,3 +1247,17 @@ void run_test(const char *name, const std::function<void()> &body,
 }
 
 }  // namespace explore
+
+#ifdef UKERN_TSAN
+// ThreadSanitizer's hooks: each report fails the schedule it comes in, and
+// a race is reported every time it happens, not only the first, so that
+// shrinking and replay meet it again. Tests pass or fail by the explorer's
+// verdict, not by the exit status.
+extern "C" void __tsan_on_report(const void *) {
+  explore::tsan_reports.fetch_add(1, std::memory_order_relaxed);
+}
+
+extern "C" const char *__tsan_default_options() {
+  return "suppress_equal_stacks=0:suppress_equal_addresses=0:exitcode=0";
+}
+#endif
