@@ -83,7 +83,9 @@ ssize_t XReadIter(struct kiocb *kiocb, struct iov_iter *to) {
   // Cancellable first, then visible to the completion interrupt: a request
   // completed before kiocb_set_cancel_fn() would be left on active_reqs.
   kiocb_set_cancel_fn(kiocb, XCancel);
-  WRITE_ONCE(xdev.pending[kiocb->ki_pos], kiocb);
+  // Released, as a driver's doorbell orders the request before the device
+  // sees it: the completion's xchg takes it with what was written to it.
+  smp_store_release(&xdev.pending[kiocb->ki_pos], kiocb);
   return -EIOCBQUEUED;
 }
 

@@ -33,11 +33,16 @@ struct RcuModel {
 };
 RcuModel rcu_model;
 
+// The model's own words are read and written with the compiler's atomics,
+// which are no scheduling points: the schedules are those of plain
+// accesses, and under explore-tsan they are no data race. A callback is
+// published with a release of the count, and taken with an acquire.
 void RcuHook(struct rcu_head *head) {
   RcuModel *m = &rcu_model;
-  EXPLORE_CHECK(m->queued < (int)ARRAY_SIZE(m->cb));
-  m->cb[m->queued] = head;
-  m->queued++;
+  int q = __atomic_load_n(&m->queued, __ATOMIC_RELAXED);
+  EXPLORE_CHECK(q < (int)ARRAY_SIZE(m->cb));
+  m->cb[q] = head;
+  __atomic_store_n(&m->queued, q + 1, __ATOMIC_RELEASE);
 }
 
 // Wraps a task or interrupt body: notes its reader word, counts its end.
@@ -47,11 +52,13 @@ std::function<void()> Worker(std::function<void()> fn) {
   rcu_model.workers++;
   return [fn] {
     RcuModel *m = &rcu_model;
-    int slot = m->readers++;
-    m->reader[slot] = &uk::rcu_reader_self();
+    int slot = __atomic_fetch_add(&m->readers, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->reader[slot], &uk::rcu_reader_self(),
+                     __ATOMIC_RELAXED);
     fn();
-    m->reader[slot] = nullptr;  // the thread and its reader word go away
-    m->finished++;
+    // the thread and its reader word go away
+    __atomic_store_n(&m->reader[slot], nullptr, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&m->finished, 1, __ATOMIC_RELEASE);
   };
 }
 
@@ -65,13 +72,17 @@ void RcuTask() {
   for (;;) {
     // The workers' count first: once all have ended, the queue read after
     // it holds every callback they queued.
-    int finished = READ_ONCE(m->finished);
-    int end = READ_ONCE(m->queued);
+    int finished = smp_load_acquire(&m->finished);
+    int end = smp_load_acquire(&m->queued);
     if (m->done < end) {
       // The grace period: each reader seen outside a section after the
-      // callbacks were queued.
-      for (int i = 0; i < READ_ONCE(m->readers); i++)
-        while (InReadSection(READ_ONCE(m->reader[i]))) cpu_relax();
+      // callbacks were queued. The acquire takes what the reader's
+      // rcu_read_unlock() released, as the shim's grace period does.
+      for (int i = 0; i < READ_ONCE(m->readers); i++) {
+        uk::RcuReader *r;
+        while (InReadSection(r = READ_ONCE(m->reader[i]))) cpu_relax();
+        if (r) uk_tsan_acquire(r);
+      }
       while (m->done < end) {
         struct rcu_head *head = m->cb[m->done];
         m->done++;
@@ -108,19 +119,20 @@ struct RefScene {
 };
 RefScene ref_scene;
 
+// The scene's counters, as the model's words: the compiler's atomics.
 void Release(struct percpu_ref *ref) {
   RefScene *s = container_of(ref, RefScene, ref);
-  s->released++;
+  __atomic_fetch_add(&s->released, 1, __ATOMIC_RELAXED);
   wake_up(&s->zero_wq);
 }
 
 void ConfirmKill(struct percpu_ref *ref) {
   RefScene *s = container_of(ref, RefScene, ref);
-  s->confirmed++;
+  __atomic_fetch_add(&s->confirmed, 1, __ATOMIC_RELAXED);
   WRITE_ONCE(s->dead, true);
   // By the time the kill is confirmed, no CPU can take a live reference.
   if (percpu_ref_tryget_live(ref)) {
-    s->live_after_confirm = true;
+    __atomic_store_n(&s->live_after_confirm, true, __ATOMIC_RELAXED);
     percpu_ref_put(ref);
   }
 }
@@ -242,7 +254,7 @@ void Contract() {
                    percpu_ref_kill_and_confirm(&s->ref, ConfirmKill);
                    wait_event(s->zero_wq, percpu_ref_is_zero(&s->ref));
                    EXPLORE_CHECK(READ_ONCE(s->released) == 1);
-                   s->reinits++;
+                   __atomic_fetch_add(&s->reinits, 1, __ATOMIC_RELAXED);
                    WRITE_ONCE(s->dead, false);
                    percpu_ref_reinit(&s->ref);
                    percpu_ref_kill_and_confirm(&s->ref, ConfirmKill);
