@@ -5,8 +5,6 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +30,7 @@
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 #include <uk/shim/cpu.h>
+#include <uk/shim/futex.h>
 
 namespace explore {
 namespace {
@@ -243,8 +242,7 @@ std::atomic<long> tsan_reports{0};
 class Handoff {
  public:
   void post() {
-    if (v_.exchange(1, std::memory_order_release) == 2)
-      syscall(SYS_futex, &v_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    if (v_.exchange(1, std::memory_order_release) == 2) uk::futex_wake(&v_, 1);
   }
   void wait() {
     for (;;) {
@@ -256,7 +254,7 @@ class Handoff {
       if (c == 0 &&
           !v_.compare_exchange_strong(c, 2, std::memory_order_relaxed))
         continue;
-      syscall(SYS_futex, &v_, FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+      uk::futex_wait(&v_, 2);
     }
   }
 
