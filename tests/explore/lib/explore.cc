@@ -385,8 +385,6 @@ struct Engine {
   char started = 0;   // ThreadSanitizer: the set-up, before every task
   std::vector<std::unique_ptr<Task>> tasks;
   int nr_normal = 0, nr_irq = 0;
-  int running = -1;
-  size_t exited = 0;
   bool stuck = false;  // failed while tasks were still parked: leak them
   long step = 0;
   long max_steps = 20000;
@@ -595,7 +593,6 @@ struct Engine {
   // Passes the CPU to task `next`, or back to the test's thread when no
   // task can run (-1). The caller touches no engine state afterwards.
   void give(int next) {
-    running = next;
     if (next >= 0)
       tasks[next]->turn.post();
     else
@@ -690,7 +687,6 @@ struct Engine {
       e.next = n;
       trace.push_back(e);
     }
-    exited++;
     give(n);
     return reusable;
   }
