@@ -373,10 +373,16 @@ int schedule_hrtimeout(ktime_t *expires, const enum hrtimer_mode mode)
 namespace uk
 {
 
-bool hrtimer_peek(int cpu, int index, s64 *expires, u64 *seq)
+bool hrtimer_peek(int cpu, int index, s64 *expires, u64 *seq, bool trylock)
 {
 	hrtimer_cpu_base *cpu_base = &cpu_bases()[cpu];
-	std::lock_guard<std::mutex> g(cpu_base->lock);
+	std::unique_lock<std::mutex> g(cpu_base->lock, std::defer_lock);
+
+	/* trylock: a base locked by someone else reads as empty. */
+	if (!trylock)
+		g.lock();
+	else if (!g.try_lock())
+		return false;
 	uk_timerq_node *n = cpu_base->clock_base[index].active.top();
 
 	if (!n)

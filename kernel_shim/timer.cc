@@ -110,8 +110,12 @@ int detach_if_pending(struct timer_list *timer, timer_base *base)
 /* Returns true if the timer became the base's earliest. */
 bool enqueue_timer(timer_base *base, struct timer_list *timer, unsigned long expires)
 {
-	/* Marked: callers such as blk_add_timer() read ->expires locklessly. */
-	WRITE_ONCE(timer->expires, expires);
+	/*
+	 * Marked: callers such as blk_add_timer() read ->expires locklessly.
+	 * A compiler atomic, not WRITE_ONCE(): the base lock is a host mutex,
+	 * and no explorer scheduling point may fall inside it.
+	 */
+	__atomic_store_n(&timer->expires, expires, __ATOMIC_RELAXED);
 	timer->node.expires = expires_to_ns(expires);
 	timer->node.seq = uk::timerq_next_seq(&base->seq);
 	base->heap.push(&timer->node);
@@ -319,10 +323,16 @@ int timer_shutdown_sync(struct timer_list *timer)
 namespace uk
 {
 
-bool timer_peek(int cpu, s64 *expires, u64 *seq)
+bool timer_peek(int cpu, s64 *expires, u64 *seq, bool trylock)
 {
 	timer_base *base = &timer_bases()[cpu];
-	std::lock_guard<std::mutex> g(base->lock);
+	std::unique_lock<std::mutex> g(base->lock, std::defer_lock);
+
+	/* trylock: a base locked by someone else reads as empty. */
+	if (!trylock)
+		g.lock();
+	else if (!g.try_lock())
+		return false;
 	uk_timerq_node *n = base->heap.top();
 
 	if (!n)

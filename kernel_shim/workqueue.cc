@@ -109,6 +109,8 @@ struct workqueue_struct {
 static struct worker_pool worker_pools[NR_WORKER_POOLS];
 static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 static std::atomic<int> nr_live_workers{ 0 };
+/* uk::wq_set_manual(): queued work waits for uk::wq_run_one(). */
+static std::atomic<bool> wq_manual{ false };
 
 static void init_worker_pools(void)
 {
@@ -281,6 +283,8 @@ static bool kick_pool(struct worker_pool *pool)
 
 	lockdep_assert_held(&pool->lock);
 	if (!need_more_worker(pool))
+		return false;
+	if (wq_manual.load(std::memory_order_relaxed))
 		return false;
 	worker = list_first_entry_or_null(&pool->idle_list, struct worker, idle_entry);
 	if (worker) {
@@ -1307,6 +1311,91 @@ namespace uk
 int wq_nr_workers(void)
 {
 	return nr_live_workers.load(std::memory_order_relaxed);
+}
+
+void wq_set_manual(bool manual)
+{
+	pthread_once(&pools_once, init_worker_pools);
+	wq_manual.store(manual, std::memory_order_relaxed);
+	if (manual)
+		return;
+	/* Back to threads: what waits on a pool gets a worker. */
+	for (int i = 0; i < NR_WORKER_POOLS; i++) {
+		struct worker_pool *pool = &worker_pools[i];
+		bool create;
+
+		raw_spin_lock_irq(&pool->lock);
+		create = kick_pool(pool);
+		raw_spin_unlock_irq(&pool->lock);
+		if (create)
+			create_worker(pool);
+	}
+}
+
+static void wq_pools_of(int cpu, struct worker_pool *pools[NR_STD_WORKER_POOLS])
+{
+	pthread_once(&pools_once, init_worker_pools);
+	/* High priority first, as its workers would be picked first. */
+	pools[0] = cpu >= 0 ? cpu_pool(cpu, true) : unbound_pool(true);
+	pools[1] = cpu >= 0 ? cpu_pool(cpu, false) : unbound_pool(false);
+}
+
+bool wq_has_work(int cpu)
+{
+	struct worker_pool *pools[NR_STD_WORKER_POOLS];
+
+	wq_pools_of(cpu, pools);
+	/* A peek without the pool lock: the caller runs alone (the explorer). */
+	for (struct worker_pool *pool : pools)
+		if (__atomic_load_n(&pool->worklist.next, __ATOMIC_RELAXED) != &pool->worklist)
+			return true;
+	return false;
+}
+
+bool wq_run_one(int cpu)
+{
+	struct worker_pool *pools[NR_STD_WORKER_POOLS];
+	struct task_struct *task = get_current();
+	unsigned int saved_flags = task->flags;
+	struct worker *saved_worker = task->uk_worker;
+
+	wq_pools_of(cpu, pools);
+	for (struct worker_pool *pool : pools) {
+		struct worker worker = {};
+		struct work_struct *work;
+
+		INIT_LIST_HEAD(&worker.node);
+		INIT_LIST_HEAD(&worker.idle_entry);
+		INIT_LIST_HEAD(&worker.scheduled);
+		worker.pool = pool;
+		worker.flags = WORKER_PREP | (pool->cpu < 0 ? WORKER_UNBOUND : 0);
+		worker.current_color = INT_MAX;
+		worker.task = task;
+
+		raw_spin_lock_irq(&pool->lock);
+		if (list_empty(&pool->worklist)) {
+			raw_spin_unlock_irq(&pool->lock);
+			continue;
+		}
+		/* One pass of worker_thread()'s loop, by the calling task. */
+		task->flags |= PF_WQ_WORKER;
+		task->uk_worker = &worker;
+		worker.id = pool->next_worker_id++;
+		pool->nr_workers++;
+		list_add_tail(&worker.node, &pool->workers);
+		worker_clr_flags(&worker, WORKER_PREP);
+		work = list_first_entry(&pool->worklist, struct work_struct, entry);
+		if (assign_work(work, &worker, nullptr))
+			process_scheduled_works(&worker);
+		worker_set_flags(&worker, WORKER_PREP);
+		list_del_init(&worker.node);
+		pool->nr_workers--;
+		raw_spin_unlock_irq(&pool->lock);
+		task->uk_worker = saved_worker;
+		task->flags = saved_flags;
+		return true;
+	}
+	return false;
 }
 
 } // namespace uk

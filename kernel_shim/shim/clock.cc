@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include <uk/linux/interrupt.h>
@@ -56,14 +57,14 @@ ClockCpu clock_cpus[NR_CPUS];
 // Serializes virtual_clock_advance().
 std::mutex advance_mutex;
 
-bool peek_src(int cpu, int src, s64 *e, u64 *seq) {
+bool peek_src(int cpu, int src, s64 *e, u64 *seq, bool trylock = false) {
   switch (src) {
     case kSrcHrtimerHard:
-      return hrtimer_peek(cpu, 0, e, seq);
+      return hrtimer_peek(cpu, 0, e, seq, trylock);
     case kSrcHrtimerSoft:
-      return hrtimer_peek(cpu, 1, e, seq);
+      return hrtimer_peek(cpu, 1, e, seq, trylock);
     default:
-      return timer_peek(cpu, e, seq);
+      return timer_peek(cpu, e, seq, trylock);
   }
 }
 
@@ -268,6 +269,60 @@ void virtual_clock_advance(uint64_t ns) {
     if (softirq_pending(c) && !caller_masks(c, kSrcTimerList))
       softirq_irq_exit(c);
   }
+}
+
+namespace {
+
+// The earliest timer source of `cpu` in the given context. The explorer
+// asks between any two scheduling points, while a parked task may be inside
+// a base's critical section: a base whose lock is taken is read as empty
+// (nothing can be queued on it until that task runs again).
+bool next_src(int cpu, bool hard, s64 *deadline, int *src) {
+  static constexpr int kHard[] = {kSrcHrtimerHard};
+  static constexpr int kSoft[] = {kSrcHrtimerSoft, kSrcTimerList};
+  bool found = false;
+  u64 best_seq = ~0ULL;
+  for (int s :
+       hard ? std::span<const int>(kHard) : std::span<const int>(kSoft)) {
+    s64 e;
+    u64 seq;
+    if (!peek_src(cpu, s, &e, &seq, true)) continue;
+    if (!found || e < *deadline || (e == *deadline && seq < best_seq)) {
+      *deadline = e;
+      best_seq = seq;
+      *src = s;
+      found = true;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+bool virtual_clock_next(int cpu, bool hard, uint64_t *deadline) {
+  s64 e;
+  int src;
+  if (!next_src(cpu, hard, &e, &src)) return false;
+  *deadline = static_cast<uint64_t>(e);
+  return true;
+}
+
+bool virtual_clock_fire_next(int cpu, bool hard) {
+  if (WARN(!clock_is_virtual(),
+           "virtual_clock_fire_next() on the host clock\n"))
+    return false;
+  s64 e;
+  int src;
+  if (!next_src(cpu, hard, &e, &src)) return false;
+  if (e > static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed)))
+    clock_virtual_now.store(static_cast<u64>(e), std::memory_order_release);
+  s64 vnow =
+      static_cast<s64>(clock_virtual_now.load(std::memory_order_relaxed));
+  if (hard)
+    deliver_hard(cpu, vnow, true);
+  else
+    deliver_soft(cpu, src, vnow, true);
+  return true;
 }
 
 void virtual_clock_set(uint64_t ns) {

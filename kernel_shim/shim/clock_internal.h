@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <uk/linux/barrier.h>
 #include <uk/linux/types.h>
+#include <uk/shim/cpu.h>
 #include <uk/shim/futex.h>
 #include <uk/shim/timerq.h>
 
@@ -90,6 +92,14 @@ struct RunWait {
     if (waiters.load(std::memory_order_seq_cst) != 0) futex_wake(&seq);
   }
   void wait(uint32_t sampled) {
+#ifdef UKERN_EXPLORE
+    // A task of the explorer must not sleep outside its control: it spins
+    // at scheduling points, which let the callback's CPU finish it.
+    if (sched_hook != nullptr) {
+      while (seq.load(std::memory_order_acquire) == sampled) cpu_relax();
+      return;
+    }
+#endif
     for (int i = 0; i < 100; i++) {
       if (seq.load(std::memory_order_acquire) != sampled) return;
       cpu_pause();
@@ -109,12 +119,14 @@ u64 timerq_next_seq(u64 *base_counter);
 void clock_kick(int cpu, s64 expires);
 
 // Timer sources per CPU (implemented in hrtimer.cc / timer.cc). peek returns
-// the head's (expires, seq), false if empty. run_* execute in the CPU's
+// the head's (expires, seq), false if empty (or, with trylock, if another
+// thread holds the base's lock). run_* execute in the CPU's
 // interrupt context: every entry with expires <= now, or only the head.
 enum TimerSource { kSrcHrtimerHard, kSrcHrtimerSoft, kSrcTimerList, kNrSrc };
-bool hrtimer_peek(int cpu, int index, s64 *expires, u64 *seq);
+bool hrtimer_peek(int cpu, int index, s64 *expires, u64 *seq,
+                  bool trylock = false);
 void hrtimer_run_queue(int cpu, int index, s64 now, bool one);
-bool timer_peek(int cpu, s64 *expires, u64 *seq);
+bool timer_peek(int cpu, s64 *expires, u64 *seq, bool trylock = false);
 void timer_run(int cpu, s64 now, bool one);
 
 // True while this thread delivers a timer hardirq: softirqs it raises run at

@@ -52,6 +52,7 @@
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/smp.h>
+#include <uk/shim/cpu.h>
 
 namespace uk {
 
@@ -216,6 +217,15 @@ void wait_for_readers(unsigned long gp) {
         return;
       }
     }
+#ifdef UKERN_EXPLORE
+    // A task of the explorer waits for the readers without leaving its
+    // control: every cpu_relax() is a scheduling point that lets them run,
+    // where a host yield or futex sleep would stop the schedule.
+    if (uk::sched_hook != nullptr) {
+      cpu_relax();
+      continue;
+    }
+#endif
     if (attempt < kActiveAttempts) {
       for (int i = 0; i < 64; i++) cpu_relax();
       continue;

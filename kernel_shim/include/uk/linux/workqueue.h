@@ -272,6 +272,22 @@ namespace uk
 {
 /* Worker threads alive in all pools (tests keep thread counts sane). */
 int wq_nr_workers(void);
+/*
+ * Manual mode, for a scheduler that runs one thread at a time and runs work
+ * items itself (the explorer, docs/explore.md): no worker thread is woken or
+ * started, and queued work waits on its pool until wq_run_one(). Switch
+ * while no work item runs; leaving manual mode wakes workers for what waits.
+ */
+void wq_set_manual(bool manual);
+/* Whether a pool of @cpu (-1: the unbound pools) has work waiting. */
+bool wq_has_work(int cpu);
+/*
+ * Runs the first work item waiting on @cpu's pools (high priority first; -1:
+ * the unbound pools) in the calling task, as a worker of that pool would;
+ * for a CPU's pools the caller runs on that CPU. Returns false if none was
+ * waiting.
+ */
+bool wq_run_one(int cpu);
 } // namespace uk
 
 #endif /* UK_LINUX_WORKQUEUE_H */

@@ -69,6 +69,21 @@ void virtual_clock_advance(uint64_t ns);
 // backward just moves the clock (nothing fires).
 void virtual_clock_set(uint64_t ns);
 
+// Virtual clock, for a scheduler that runs one thread at a time and picks
+// which interrupt comes next (the explorer, docs/explore.md): whether `cpu`
+// has a timer queued whose callback runs in its hardirq context (`hard`:
+// hrtimers) or its softirq context (soft hrtimers and timer_list), and the
+// earliest deadline among them.
+bool virtual_clock_next(int cpu, bool hard, uint64_t *deadline);
+// Fires that earliest timer alone, whatever other CPUs have queued before
+// it (they fire late, as behind a masked interrupt): the clock moves to its
+// deadline unless it is already past it, and the callback runs in the CPU's
+// hardirq (softirq) context; a hardirq's exit runs the softirqs it left
+// pending. Unlike virtual_clock_advance() it takes no lock, so a callback
+// may be preempted by another CPU's timer. Returns false when none was
+// queued.
+bool virtual_clock_fire_next(int cpu, bool hard);
+
 }  // namespace uk
 
 #endif  // UK_SHIM_CLOCK_H_
