@@ -12,13 +12,17 @@
 #include <vector>
 
 #include <uk/linux/atomic.h>
+#include <uk/linux/hrtimer.h>
+#include <uk/linux/interrupt.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
+#include <uk/linux/timer.h>
 #include <uk/linux/wait.h>
+#include <uk/linux/workqueue.h>
 
 #include "explore.h"
 #include "testmain.h"
@@ -658,6 +662,215 @@ TEST(Explorer, FindsNondeterministicSetUp) {
       o);
   ASSERT_TRUE(r.failed);
   EXPECT_NE(r.message.find("nondeterministic"), std::string::npos) << r.message;
+}
+
+// ---- services: softirqs, timers and work items inside the schedules ----
+
+// A task hands a callback over to the kernel's deferred execution (a
+// tasklet, an hrtimer, a timer_list, a work item) and publishes `data` for
+// it, before or after the hand-over. After it, the callback can run first.
+enum class Defer { kTasklet, kHrtimer, kTimer, kWork };
+
+struct Deferred {
+  int data, seen, runs, cpu;
+  bool hardirq, softirq, worker;
+  struct tasklet_struct tasklet;
+  struct hrtimer hrtimer;
+  struct timer_list timer;
+  struct work_struct work;
+};
+Deferred g_def;
+
+void DeferredRuns() {
+  g_def.seen = READ_ONCE(g_def.data);
+  g_def.runs++;
+  g_def.cpu = smp_processor_id();
+  g_def.hardirq = in_hardirq();
+  g_def.softirq = in_serving_softirq();
+  g_def.worker = current_work() == &g_def.work;
+}
+
+void HandOver(Defer k) {
+  switch (k) {
+    case Defer::kTasklet:
+      tasklet_schedule(&g_def.tasklet);
+      break;
+    case Defer::kHrtimer:
+      hrtimer_start(&g_def.hrtimer, ns_to_ktime(1000), HRTIMER_MODE_REL);
+      break;
+    case Defer::kTimer:
+      mod_timer(&g_def.timer, jiffies + 1);
+      break;
+    case Defer::kWork:
+      queue_work(system_wq, &g_def.work);
+      break;
+  }
+}
+
+void DeferredScene(Defer k, bool publish_first) {
+  g_def = Deferred{};
+  tasklet_setup(&g_def.tasklet,
+                [](struct tasklet_struct *) { DeferredRuns(); });
+  hrtimer_setup(
+      &g_def.hrtimer,
+      [](struct hrtimer *) {
+        DeferredRuns();
+        return HRTIMER_NORESTART;
+      },
+      CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+  timer_setup(
+      &g_def.timer, [](struct timer_list *) { DeferredRuns(); }, 0);
+  INIT_WORK(&g_def.work, [](struct work_struct *) { DeferredRuns(); });
+  explore::spawn(
+      [k, publish_first] {
+        if (publish_first) WRITE_ONCE(g_def.data, 1);
+        HandOver(k);
+        if (!publish_first) WRITE_ONCE(g_def.data, 1);
+      },
+      1);
+  explore::join();
+  EXPLORE_CHECK(g_def.runs == 1);
+  EXPLORE_CHECK(g_def.seen == 1);
+  EXPLORE_CHECK(g_def.cpu == 1);
+  EXPLORE_CHECK(g_def.hardirq == (k == Defer::kHrtimer));
+  EXPLORE_CHECK(g_def.softirq == (k == Defer::kTasklet || k == Defer::kTimer));
+  EXPLORE_CHECK(g_def.worker == (k == Defer::kWork));
+}
+
+constexpr Defer kDefers[] = {Defer::kTasklet, Defer::kHrtimer, Defer::kTimer,
+                             Defer::kWork};
+
+TEST(Explorer, ServicesFindPublicationAfterHandOver) {
+  explore::Services services;
+  for (Defer k : kDefers) {
+    Options o = With(Strategy::kDfs);
+    o.trace = true;
+    Result r = explore::run([k] { DeferredScene(k, false); }, o);
+    ASSERT_TRUE(r.failed) << static_cast<int>(k);
+    EXPECT_NE(r.message.find("seen == 1"), std::string::npos) << r.message;
+    // One choice: the service runs before the task's store.
+    EXPECT_EQ(Deviations(r.schedule), 1) << r.schedule << "\n" << r.trace;
+    printf("kind %d: found after %ld schedules, %s\n%s", static_cast<int>(k),
+           r.found_at, r.schedule.c_str(), r.trace.c_str());
+  }
+}
+
+TEST(Explorer, ServicesPassPublicationBeforeHandOver) {
+  explore::Services services;
+  for (Defer k : kDefers) {
+    Options o = With(Strategy::kDfs, 100000);
+    o.preemption_bound = 3;
+    Result r = explore::run([k] { DeferredScene(k, true); }, o);
+    EXPECT_FALSE(r.failed) << static_cast<int>(k) << ": " << r.message << " "
+                           << r.schedule << "\n"
+                           << r.trace;
+    EXPECT_TRUE(r.exhausted);
+    printf("kind %d: %ld schedules\n", static_cast<int>(k), r.schedules);
+  }
+}
+
+// ksoftirqd/N waits while the CPU's bottom halves are off: a tasklet
+// scheduled inside local_bh_disable() runs at local_bh_enable() or later,
+// never before the store that follows it.
+TEST(Explorer, ServicesHoldSoftirqsWhileBottomHalvesOff) {
+  explore::Services services;
+  Options o = With(Strategy::kDfs, 100000);
+  o.preemption_bound = 3;
+  Result r = explore::run(
+      [] {
+        g_def = Deferred{};
+        tasklet_setup(&g_def.tasklet,
+                      [](struct tasklet_struct *) { DeferredRuns(); });
+        explore::spawn(
+            [] {
+              local_bh_disable();
+              HandOver(Defer::kTasklet);
+              WRITE_ONCE(g_def.data, 1);
+              local_bh_enable();
+            },
+            2);
+        explore::join();
+        EXPLORE_CHECK(g_def.runs == 1);
+        EXPLORE_CHECK(g_def.seen == 1);
+      },
+      o);
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule << "\n" << r.trace;
+  EXPECT_TRUE(r.exhausted);
+}
+
+// A timeout is a choice like any other: wait_event_timeout() against a
+// waker ends both ways across the schedules (timed out, woken), and a wait
+// that nobody ends times out instead of getting stuck.
+TEST(Explorer, ServicesExploreBothEndsOfATimeout) {
+  explore::Services services;
+  static DECLARE_WAIT_QUEUE_HEAD(wq);
+  static int flag;
+  static long ret;
+  int timed_out = 0, woken = 0;
+  Result r = explore::run(
+      [&] {
+        init_waitqueue_head(&wq);
+        flag = 0;
+        ret = -1;
+        explore::spawn(
+            [] { ret = wait_event_timeout(wq, READ_ONCE(flag), HZ); }, 0);
+        explore::spawn(
+            [] {
+              WRITE_ONCE(flag, 1);
+              wake_up(&wq);
+            },
+            1);
+        explore::join();
+        EXPLORE_CHECK(ret >= 0);
+        if (ret == 0)
+          timed_out++;
+        else
+          woken++;
+      },
+      With(Strategy::kDfs, 100000));
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule << "\n" << r.trace;
+  EXPECT_TRUE(r.exhausted);
+  EXPECT_GT(timed_out, 0);
+  EXPECT_GT(woken, 0);
+
+  r = explore::run(
+      [] {
+        init_waitqueue_head(&wq);
+        flag = 0;
+        ret = -1;
+        explore::spawn(
+            [] { ret = wait_event_timeout(wq, READ_ONCE(flag), HZ); }, 0);
+        explore::join();
+        EXPLORE_CHECK(ret == 0);
+      },
+      With(Strategy::kDfs, 1000));
+  EXPECT_FALSE(r.failed) << r.message;
+}
+
+// A work item that another task flushes: the flusher sleeps until
+// kworker/N has run it.
+TEST(Explorer, ServicesRunWorkAFlushWaitsFor) {
+  explore::Services services;
+  Options o = With(Strategy::kDfs, 100000);
+  Result r = explore::run(
+      [] {
+        g_def = Deferred{};
+        INIT_WORK(&g_def.work, [](struct work_struct *) { DeferredRuns(); });
+        explore::spawn(
+            [] {
+              WRITE_ONCE(g_def.data, 1);
+              HandOver(Defer::kWork);
+              flush_work(&g_def.work);
+              EXPLORE_CHECK(g_def.runs == 1);
+            },
+            3);
+        explore::join();
+        EXPLORE_CHECK(g_def.runs == 1);
+        EXPLORE_CHECK(g_def.worker);
+      },
+      o);
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule << "\n" << r.trace;
+  EXPECT_TRUE(r.exhausted);
 }
 
 // ---- EXPLORE_TEST itself ----

@@ -29,6 +29,9 @@
 #include <uk/linux/printk.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/interrupt.h>
+#include <uk/linux/workqueue.h>
+#include <uk/shim/clock.h>
 #include <uk/shim/cpu.h>
 #include <uk/shim/futex.h>
 
@@ -358,6 +361,12 @@ struct Task {
   char ended = 0;      // ThreadSanitizer: where the task last stopped
   bool fired = false;  // irq: delivered (on its CPU's interrupt stack)
   bool done = false;
+  // A service (Services): kernel machinery that runs `fn` whenever `ready`
+  // holds, any number of times; between runs it is idle.
+  bool service = false;
+  bool busy = false;   // service: chosen, not yet idle again
+  bool leave = false;  // service: the schedule is over, the thread leaves
+  std::function<bool()> ready;
   bool blocked = false;
   const void *bword = nullptr;
   uint32_t bmask = 0;
@@ -378,6 +387,8 @@ struct TraceEntry {
 };
 
 thread_local Task *tl_task;
+
+int g_services;  // Services objects alive
 
 struct Engine {
   std::mutex mu;      // lock validation's maps
@@ -500,8 +511,11 @@ struct Engine {
     return __atomic_load_n(static_cast<const uint32_t *>(w), __ATOMIC_SEQ_CST);
   }
 
+  static bool idle(const Task &t) { return t.service && !t.busy; }
+
   bool enabled(const Task &t) const {
     if (t.done) return false;
+    if (idle(t) && !t.ready()) return false;
     if (t.blocked && (load_word(t.bword) & t.bmask) != 0) return false;
     const auto &st = irq_stack[t.cpu];
     if (!t.is_irq) return st.empty();
@@ -523,7 +537,7 @@ struct Engine {
     os << (sleeping ? "lost wake-up or deadlock: " : "deadlock: ")
        << "no task can run;";
     for (auto &t : tasks) {
-      if (t->done) continue;
+      if (t->done || idle(*t)) continue;
       os << " " << t->name;
       if (t->blocked)
         os << (strcmp(t->bwhere, "schedule") ? " waits for a " : " sleeps in ")
@@ -548,7 +562,7 @@ struct Engine {
       if (enabled(*t)) en.push_back(t->id);
     if (en.empty()) {
       for (auto &t : tasks)
-        if (!t->done) {
+        if (!t->done && !idle(*t)) {
           fail(describe_stuck());
           stuck = true;
           break;
@@ -577,6 +591,7 @@ struct Engine {
     int c = chooser->choose(step, en, cur, cur_en, yield, def);
     if (c != def) deviations.emplace_back(step, c);
     Task &n = *tasks[c];
+    if (n.service) n.busy = true;
     if (n.is_irq && !n.fired) {
       n.fired = true;
       irq_stack[n.cpu].push_back(c);
@@ -650,6 +665,7 @@ struct Engine {
       tl_task = t;
     }
     uk_tsan_acquire(&started);  // the body's set-up comes first
+    if (t->service) return service_main(t);
     if (t->is_irq) {
       if (t->soft)
         uk::run_in_softirq(t->cpu, t->fn);
@@ -659,16 +675,8 @@ struct Engine {
       uk::pin_thread_to_cpu(t->cpu);
       t->fn();
     }
-    const uk::ThreadCpu &tc = uk::tls_cpu;
-    bool clean = tc.held == 0 && tc.preempt_count == 0 && !tc.irqs_off;
-    if (clean && !t->is_irq) uk::pin_thread_to_cpu(-1);
-    tl_task = nullptr;  // no scheduling point from here on
-    // What the thread's exit would do, so that the next task on this thread
-    // meets the shim as a new thread does.
-    if (clean) uk::task_exit_current();
-    bool reusable = clean && tc.cpu < 0 && tc.pinned < 0 && tc.sticky < 0 &&
-                    tc.pdepth == 0 && tc.bh_depth == 0 && tc.lock_depth == 0 &&
-                    !tc.in_irq_ctx;
+    bool clean = thread_clean();
+    bool reusable = end_thread(clean, !t->is_irq);
     uk_tsan_release(&t->ended);  // join() waits for the task
     EngineScope engine;
     if (!clean)
@@ -678,22 +686,120 @@ struct Engine {
     t->done = true;
     if (t->is_irq) irq_stack[t->cpu].pop_back();
     int n = choose_next(t, false);
-    if (tracing) {
-      TraceEntry e{};
-      e.step = step;
-      e.task = t->id;
-      e.cpu = t->cpu;
-      e.where = "exit";
-      e.next = n;
-      trace.push_back(e);
-    }
+    record_end(t, "exit", n);
     give(n);
     return reusable;
+  }
+
+  // Whether the calling thread holds no CPU, preemption or interrupt state.
+  static bool thread_clean() {
+    const uk::ThreadCpu &tc = uk::tls_cpu;
+    return tc.held == 0 && tc.preempt_count == 0 && !tc.irqs_off;
+  }
+
+  // The end of a task's thread: what the thread's exit would do, so that
+  // the next task on this thread meets the shim as a new thread does.
+  // Returns whether the thread can run another task.
+  static bool end_thread(bool clean, bool pinned) {
+    const uk::ThreadCpu &tc = uk::tls_cpu;
+    if (clean && pinned) uk::pin_thread_to_cpu(-1);
+    tl_task = nullptr;  // no scheduling point from here on
+    if (clean) uk::task_exit_current();
+    return clean && tc.cpu < 0 && tc.pinned < 0 && tc.sticky < 0 &&
+           tc.pdepth == 0 && tc.bh_depth == 0 && tc.lock_depth == 0 &&
+           !tc.in_irq_ctx;
+  }
+
+  // A trace line for a task that ended or went idle, and the next one.
+  void record_end(Task *t, const char *where, int next) {
+    if (!tracing) return;
+    TraceEntry e{};
+    e.step = step;
+    e.task = t->id;
+    e.cpu = t->cpu;
+    e.where = where;
+    e.next = next;
+    trace.push_back(e);
+  }
+
+  // A service's thread: runs `fn` each time the service is chosen, in the
+  // context `fn` enters itself, and goes idle in between; leaves when the
+  // schedule is over. Returns as task_main() does.
+  bool service_main(Task *t) {
+    if (!t->is_irq) uk::pin_thread_to_cpu(t->cpu);
+    while (!t->leave) {
+      t->fn();
+      bool clean = thread_clean();
+      uk_tsan_release(&t->ended);
+      EngineScope engine;
+      if (!clean)
+        fail(t->name +
+             " went idle with preemption, bottom halves or interrupts "
+             "disabled");
+      if (t->is_irq) irq_stack[t->cpu].pop_back();
+      t->fired = false;
+      t->busy = false;
+      int n = choose_next(t, false);
+      record_end(t, "idle", n);
+      give(n);
+      park(t);
+    }
+    bool reusable = end_thread(thread_clean(), !t->is_irq);
+    uk_tsan_release(&t->ended);
+    EngineScope engine;
+    t->done = true;
+    return reusable;
+  }
+
+  // Adds the services' tasks (Services), after the test's own.
+  void add_services() {
+    auto add = [this](std::string name, int cpu, bool is_irq, bool soft,
+                      std::function<void()> fn, std::function<bool()> ready) {
+      auto t = std::make_unique<Task>();
+      t->e = this;
+      t->id = static_cast<int>(tasks.size());
+      t->cpu = cpu;
+      t->is_irq = is_irq;
+      t->soft = soft;
+      t->service = true;
+      t->fn = std::move(fn);
+      t->ready = std::move(ready);
+      t->name = std::move(name);
+      tasks.push_back(std::move(t));
+    };
+    int ncpu = static_cast<int>(nr_cpu_ids);
+    for (int c = 0; c < ncpu; c++) {
+      std::string n = std::to_string(c);
+      add(
+          "ksoftirqd/" + n, c, true, true, [c] { uk::softirq_run_pending(c); },
+          [c] { return uk::softirq_pending(c) != 0; });
+      add(
+          "hrtimer/" + n, c, true, false,
+          [c] { uk::virtual_clock_fire_next(c, true); },
+          [c] {
+            uint64_t d;
+            return uk::virtual_clock_next(c, true, &d);
+          });
+      add(
+          "timer/" + n, c, true, true,
+          [c] { uk::virtual_clock_fire_next(c, false); },
+          [c] {
+            uint64_t d;
+            return uk::virtual_clock_next(c, false, &d);
+          });
+      add(
+          "kworker/" + n, c, false, false, [c] { uk::wq_run_one(c); },
+          [c] { return uk::wq_has_work(c); });
+    }
+    add(
+        "kworker/u", ncpu - 1, false, false, [] { uk::wq_run_one(-1); },
+        [] { return uk::wq_has_work(-1); });
   }
 
   // Runs the tasks; returns false when the schedule got stuck.
   bool run_tasks() {
     joined = true;
+    if (g_services) add_services();
     uk_tsan_release(&started);
     WorkerPool &pool = worker_pool();
     for (auto &t : tasks)
@@ -702,11 +808,20 @@ struct Engine {
       EngineScope engine;
       give(choose_next(nullptr, false));
       main_turn.wait();
+      // Idle services hold nothing: their threads leave, also when the
+      // schedule got stuck. A busy one is parked like a task.
+      for (auto &t : tasks) {
+        if (!idle(*t)) continue;
+        t->leave = true;
+        t->turn.post();
+        pool.finish(t->worker);
+        t->worker = nullptr;
+      }
     }
     std::vector<Worker *> ended;
     for (auto &t : tasks) {
       uk_tsan_acquire(&t->ended);  // done, or parked for good
-      if (t->done) ended.push_back(t->worker);
+      if (t->done && t->worker) ended.push_back(t->worker);
     }
     for (Worker *w : ended) pool.finish(w);
     return !stuck;  // the workers of parked tasks stay parked
@@ -906,6 +1021,23 @@ long leak_count() {
 
 bool g_lockdep = true;  // Options::lockdep of the running explore::run()
 
+// With Services: each schedule starts at the same time, and its softirqs
+// and work items wait for the services' tasks.
+struct ServicesSchedule {
+  bool on = g_services > 0;
+  ServicesSchedule() {
+    if (!on) return;
+    uk::virtual_clock_set(uk::kVirtualClockDefaultStart);
+    uk::softirq_set_threads(false);
+    uk::wq_set_manual(true);
+  }
+  ~ServicesSchedule() {
+    if (!on) return;
+    uk::wq_set_manual(false);
+    uk::softirq_set_threads(true);
+  }
+};
+
 Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
                 long max_steps, bool tracing) {
   auto *e = new Engine;
@@ -930,6 +1062,7 @@ Outcome run_one(const std::function<void()> &body, Chooser *ch, long index,
   }
   bool stuck = false;
   try {
+    ServicesSchedule services;
     body();
     if (!e->joined) join();
   } catch (StuckSchedule &) {
@@ -1103,6 +1236,14 @@ void check(bool ok, const char *what, const char *file, int line) {
 
 static long g_index;
 long schedule_index() { return g_index; }
+
+Services::Services() {
+  if (g_services++ == 0) uk::clock_use_virtual();
+}
+
+Services::~Services() {
+  if (--g_services == 0) uk::clock_use_host();
+}
 
 // Schedules are numbered the same on every host: explore runs always see
 // this many virtual CPUs.

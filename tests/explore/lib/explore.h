@@ -67,6 +67,32 @@ void spawn(std::function<void()> fn, int cpu = -1);
 // the explorer chooses, where that CPU's irq (bh) state allows.
 void irq(int cpu, std::function<void()> fn);
 void softirq(int cpu, std::function<void()> fn);
+// The kernel's deferred execution inside the schedules (docs/explore.md,
+// "Softirqs, timers and workqueues"). While a Services object lives, the
+// clock is virtual, and every schedule of run() starts it from the same
+// time and has, on each virtual CPU, these extra tasks, each a choice at
+// every scheduling point whenever it has something to do, any number of
+// times, and where that CPU's irq (bh) state allows:
+//   ksoftirqd/N  softirqs raised outside interrupt context (ksoftirqd, or
+//                the exit of some other interrupt), in softirq context;
+//   hrtimer/N    the CPU's earliest hard hrtimer, in hardirq context;
+//   timer/N      its earliest soft hrtimer or timer_list, in softirq context;
+//   kworker/N    the first work item waiting on the CPU's workqueue pools, in
+//                task context (and kworker/u, on the last CPU, for the
+//                unbound pools).
+// A timer interrupt moves the clock to the timer's deadline (never back):
+// timers fire in any order across CPUs, late but never early. A schedule
+// ends when the test's tasks have ended and none of these has work left.
+// Create it before the objects the test sets up (a device), so that they
+// see the virtual clock.
+class Services {
+ public:
+  Services();
+  ~Services();
+  Services(const Services &) = delete;
+  Services &operator=(const Services &) = delete;
+};
+
 // Runs the registered tasks to the end of the schedule. Throws (so that the
 // body unwinds) when the schedule failed: deadlock, lost wake-up, livelock.
 void join();
