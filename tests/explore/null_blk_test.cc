@@ -13,8 +13,10 @@
 #include <uk/devices/null_blk.h>
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/interrupt.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/sbitmap.h>
+#include <uk/shim/cpu.h>
 
 #include "../../blk/blk-mq.h"
 #include "explore.h"
@@ -34,6 +36,7 @@ struct Scene {
   struct block_device *bdev;
   struct request_queue *q;
   bool polled;    // REQ_POLLED I/O on the poll queue, reaped by polling
+  bool lost;      // every request is lost (timeout=): each must time out
   long timeouts;  // I/Os that ended as -ETIMEDOUT, over all schedules
   IoEnd io[kIos];
   alignas(4096) char buf[kIos][kBytes];
@@ -63,6 +66,19 @@ void Submit(int i) {
   }
 }
 
+// With every request lost, one that the timeout work missed stays in flight
+// for good: end it here as its completion would have, so that the device
+// can go (its removal waits for the request).
+void EndMissedRequest(Scene *s) {
+  struct request *rq = s->q->queue_hw_ctx[0]->tags->rqs[0];  // depth 1
+  if (!rq || blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT) return;
+  int cpu = rq->mq_ctx->cpu;
+  uk::pin_thread_to_cpu(cpu);
+  blk_mq_complete_request(rq);
+  uk::softirq_run_pending(cpu);  // BLOCK_SOFTIRQ; ksoftirqd is off
+  uk::pin_thread_to_cpu(-1);
+}
+
 // Each schedule loads the device afresh: blk-mq keeps state from request to
 // request (the dispatch-busy average, the next CPU to run a queue on, the
 // timeout timer's expiry) that would make a schedule depend on the ones
@@ -75,9 +91,11 @@ void Body() {
   for (auto &io : s->io) io = IoEnd{};
   for (int i = 0; i < kIos; i++) explore::spawn([i] { Submit(i); }, i);
   explore::join();
+  if (s->lost) EndMissedRequest(s);
   for (auto &io : s->io) {
     EXPLORE_CHECK(io.calls == 1);
     EXPLORE_CHECK(io.res == kBytes || io.res == -ETIMEDOUT);
+    EXPLORE_CHECK(io.res == -ETIMEDOUT || !s->lost);
     if (io.res == -ETIMEDOUT) s->timeouts++;
   }
   struct blk_mq_hw_ctx *hctx;
@@ -101,6 +119,7 @@ void Explore(const char *name, const std::string &params, bool polled,
   ASSERT_EQ(null_blk_module_params(params.c_str()), 0);
   Scene *s = &g_scene;
   s->polled = polled;
+  s->lost = false;
   explore::Options warm;
   warm.replay = "v1:-";
   explore::run(Body, warm);
@@ -151,6 +170,43 @@ TEST(NullBlkContract, IrqmodeTimer) {
 TEST(NullBlkContract, PolledQueue) {
   Explore("NullBlkContract.PolledQueue", kOneTag + "irqmode=0 poll_queues=1",
           true, true);
+}
+
+// null_blk's timeout= fault injection loses every request, which then
+// ends only through blk-mq's timeout timer, blk_mq_timeout_work() and
+// null_timeout_rq(). The search finds the schedule in which a request is
+// never timed out: blk_mq_start_request() arms the timer (blk_add_timer())
+// before it marks the request in flight, and when the timer fires and the
+// timeout work runs in between, the work sees nothing in flight and does
+// not arm the timer again. v6.12 has the same order; it takes a submitter
+// stalled for the whole timeout between the two statements.
+TEST(NullBlkContract, TimeoutMissesALostRequestStartedAcrossItsTimer) {
+  const long budget = 2000;
+  explore::Services services;
+  ASSERT_EQ(null_blk_module_params((kOneTag + "irqmode=1 poll_queues=0 "
+                                              "timeout=1,100,0,-1")
+                                       .c_str()),
+            0);
+  Scene *s = &g_scene;
+  s->polled = false;
+  s->lost = true;
+  explore::Options warm;
+  warm.replay = "v1:-";
+  explore::run(Body, warm);
+  // Without the stall, each lost request times out.
+  explore::Result plain = explore::run(Body, warm);
+  EXPECT_FALSE(plain.failed) << plain.message;
+  explore::Result r = explore::run(
+      Body, explore::find_options(budget, explore::Strategy::kDfs));
+  explore::report_found(
+      "NullBlkContract.TimeoutMissesALostRequestStartedAcrossItsTimer", r,
+      budget);
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("io.res == -ETIMEDOUT || !s->lost"),
+            std::string::npos)
+      << r.message;
+  EXPECT_NE(r.trace.find("blk_mq_start_request"), std::string::npos) << r.trace;
+  null_blk_reset_module_params();
 }
 
 }  // namespace
