@@ -273,7 +273,16 @@ void rcu_gp_run() {
 // Waits until grace period `target` (a cookie from get_state) is over,
 // running it ourselves unless another updater already has.
 void rcu_wait_gp(unsigned long target) {
-  std::lock_guard<std::mutex> g(gp_lock);
+  std::unique_lock<std::mutex> g(gp_lock, std::defer_lock);
+#ifdef UKERN_EXPLORE
+  // A task of the explorer may find the lock held by another task that it
+  // parked inside the grace period (at its smp_mb() or its reader wait):
+  // spin at scheduling points until that task has run and let go.
+  if (uk::sched_hook != nullptr) {
+    while (!g.try_lock()) cpu_relax();
+  }
+#endif
+  if (!g.owns_lock()) g.lock();
   while (__atomic_load_n(&gp_completed, __ATOMIC_ACQUIRE) < target)
     rcu_gp_run();
 }

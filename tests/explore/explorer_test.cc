@@ -873,6 +873,55 @@ TEST(Explorer, ServicesRunWorkAFlushWaitsFor) {
   EXPECT_TRUE(r.exhausted);
 }
 
+// ---- RCU grace periods inside the schedules ----
+
+// An updater unpublishes an object, waits for a grace period (or not) and
+// frees it; a reader in a read-side section may still hold it. Two
+// updaters wait at once, so that one finds the other inside its grace
+// period. Without the wait the reader sees the object freed.
+void RcuUnpublishScene(bool wait) {
+  static int object;
+  static int *ptr;
+  static int freed;
+  object = 1;
+  ptr = &object;
+  freed = 0;
+  explore::spawn(
+      [] {
+        rcu_read_lock();
+        int *p = READ_ONCE(ptr);
+        if (p) EXPLORE_CHECK(!READ_ONCE(freed));
+        rcu_read_unlock();
+      },
+      0);
+  for (int cpu = 1; cpu <= 2; cpu++)
+    explore::spawn(
+        [wait, cpu] {
+          if (cpu == 1) WRITE_ONCE(ptr, nullptr);
+          if (wait) synchronize_rcu();
+          if (cpu == 1) WRITE_ONCE(freed, 1);
+        },
+        cpu);
+  explore::join();
+}
+
+TEST(Explorer, FindsAFreeWithoutAGracePeriod) {
+  Result r =
+      explore::run([] { RcuUnpublishScene(false); }, With(Strategy::kDfs));
+  ASSERT_TRUE(r.failed);
+  EXPECT_NE(r.message.find("!READ_ONCE(freed)"), std::string::npos)
+      << r.message;
+}
+
+TEST(Explorer, SynchronizeRcuWaitsForReadersInTheSchedule) {
+  // Each wait spins at scheduling points: long schedules, so fewer of them.
+  Result r =
+      explore::run([] { RcuUnpublishScene(true); }, With(Strategy::kDfs, 1000));
+  EXPECT_FALSE(r.failed) << r.message << " " << r.schedule << "\n" << r.trace;
+  printf("synchronize_rcu: %ld schedules%s\n", r.schedules,
+         r.exhausted ? ", bounded space exhausted" : "");
+}
+
 // ---- EXPLORE_TEST itself ----
 
 EXPLORE_TEST(ExploreTest, SpinlockedCounterSurvives) { Increments(true); }
