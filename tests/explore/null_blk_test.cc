@@ -109,21 +109,29 @@ void Body() {
   rcu_barrier();  // the queue's RCU-deferred frees, before the leak check
 }
 
-// Explores Body() on null_blk devices loaded with `params` (one tag: the
-// second submitter sleeps for it until the first request is freed). One
-// schedule first, outside the search, makes what the first I/O allocates
-// for good (the bio sets' reserves).
-void Explore(const char *name, const std::string &params, bool polled,
-             bool can_time_out) {
-  explore::Services services;  // before the device: the virtual clock
-  ASSERT_EQ(null_blk_module_params(params.c_str()), 0);
+// The scene's set-up, under a live explore::Services: null_blk devices
+// loaded with `params` (one tag: the second submitter sleeps for it until
+// the first request is freed). One schedule, outside the search, makes what
+// the first I/O allocates for good (the bio sets' reserves).
+bool SetUpScene(const std::string &params, bool polled, bool lost) {
+  EXPECT_EQ(null_blk_module_params(params.c_str()), 0);
+  if (::testing::Test::HasFailure()) return false;
   Scene *s = &g_scene;
   s->polled = polled;
-  s->lost = false;
+  s->lost = lost;
   explore::Options warm;
   warm.replay = "v1:-";
   explore::run(Body, warm);
   s->timeouts = 0;
+  return true;
+}
+
+// Explores Body() on the scene of `params`.
+void Explore(const char *name, const std::string &params, bool polled,
+             bool can_time_out) {
+  explore::Services services;  // before the device: the virtual clock
+  if (!SetUpScene(params, polled, false)) return;
+  Scene *s = &g_scene;
   // PCT: a real timeout needs the timeout work to run from start to end
   // before the request's completion, a priority order PCT tries; the
   // bounded search's budget is spent on the last steps of the schedule,
@@ -131,7 +139,7 @@ void Explore(const char *name, const std::string &params, bool polled,
   explore::Options o = explore::test_defaults();
   o.strategy = explore::Strategy::kPct;
   explore::run_test(name, Body, o);
-  // Requests timed out for real, or (irqmode=0) never could.
+  // Requests timed out for real, or (irqmode=0 and 1) never could.
   if (can_time_out)
     EXPECT_GT(s->timeouts, 0);
   else
@@ -183,18 +191,12 @@ TEST(NullBlkContract, PolledQueue) {
 TEST(NullBlkContract, TimeoutMissesALostRequestStartedAcrossItsTimer) {
   const long budget = 2000;
   explore::Services services;
-  ASSERT_EQ(null_blk_module_params((kOneTag + "irqmode=1 poll_queues=0 "
-                                              "timeout=1,100,0,-1")
-                                       .c_str()),
-            0);
-  Scene *s = &g_scene;
-  s->polled = false;
-  s->lost = true;
-  explore::Options warm;
-  warm.replay = "v1:-";
-  explore::run(Body, warm);
+  ASSERT_TRUE(SetUpScene(kOneTag + "irqmode=1 poll_queues=0 timeout=1,100,0,-1",
+                         false, true));
   // Without the stall, each lost request times out.
-  explore::Result plain = explore::run(Body, warm);
+  explore::Options plain_schedule;
+  plain_schedule.replay = "v1:-";
+  explore::Result plain = explore::run(Body, plain_schedule);
   EXPECT_FALSE(plain.failed) << plain.message;
   explore::Result r = explore::run(
       Body, explore::find_options(budget, explore::Strategy::kDfs));
