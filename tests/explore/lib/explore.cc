@@ -773,20 +773,15 @@ struct Engine {
       add(
           "ksoftirqd/" + n, c, true, true, [c] { uk::softirq_run_pending(c); },
           [c] { return uk::softirq_pending(c) != 0; });
-      add(
-          "hrtimer/" + n, c, true, false,
-          [c] { uk::virtual_clock_fire_next(c, true); },
-          [c] {
-            uint64_t d;
-            return uk::virtual_clock_next(c, true, &d);
-          });
-      add(
-          "timer/" + n, c, true, true,
-          [c] { uk::virtual_clock_fire_next(c, false); },
-          [c] {
-            uint64_t d;
-            return uk::virtual_clock_next(c, false, &d);
-          });
+      // hrtimer/N fires hard hrtimers in hardirq context, timer/N soft
+      // hrtimers and timer_lists in softirq context.
+      for (bool hard : {true, false})
+        add((hard ? "hrtimer/" : "timer/") + n, c, true, !hard,
+            [c, hard] { uk::virtual_clock_fire_next(c, hard); },
+            [c, hard] {
+              uint64_t d;
+              return uk::virtual_clock_next(c, hard, &d);
+            });
       add(
           "kworker/" + n, c, false, false, [c] { uk::wq_run_one(c); },
           [c] { return uk::wq_has_work(c); });
