@@ -3,7 +3,14 @@
 // kernel/sched/wait.c: wait-queue heads, entries and the wake-up walk.
 //
 // Upstream: kernel/sched/wait.c @ v6.12
+#include <sys/epoll.h>
+
 #include <uk/linux/wait.h>
+
+/* include/uapi/asm-generic/poll.h's: the queue is being freed. */
+#ifndef POLLFREE
+#define POLLFREE ((__poll_t)0x4000)
+#endif
 
 /*
  * list_del_init() whose final store of ->next is a release: a lockless
@@ -144,10 +151,14 @@ void __wake_up_sync(struct wait_queue_head *wq_head, unsigned int mode)
 	__wake_up_sync_key(wq_head, mode, nullptr);
 }
 
-/* POLLFREE: tell every waiter the queue is going away. */
+/*
+ * POLLFREE: tell every waiter the queue is going away. EPOLLHUP comes with
+ * it so that a waiter that filters on its events (aio's poll) sees one of
+ * them.
+ */
 void __wake_up_pollfree(struct wait_queue_head *wq_head)
 {
-	__wake_up(wq_head, TASK_NORMAL, 0, poll_to_key(0x4000 /* EPOLLFREE */));
+	__wake_up(wq_head, TASK_NORMAL, 0, poll_to_key(EPOLLHUP | POLLFREE));
 	WARN_ON_ONCE(waitqueue_active(wq_head));
 }
 
