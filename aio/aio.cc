@@ -61,6 +61,7 @@
 #include <uk/linux/nospec.h>
 #include <uk/linux/percpu-refcount.h>
 #include <uk/linux/percpu.h>
+#include <uk/linux/poll.h>
 #include <uk/linux/radix-tree.h>
 #include <uk/linux/rculist.h>
 #include <uk/linux/rcupdate.h>
@@ -105,7 +106,6 @@
 #ifndef NSEC_PER_SEC
 #define NSEC_PER_SEC 1000000000LL
 #endif
-#define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
 #ifndef READ
 #define READ 0
 #endif
@@ -265,12 +265,13 @@ struct fsync_iocb {
 
 struct poll_iocb {
 	struct file *file;
-	int pfd; /* the descriptor registered with the poller's epoll */
+	struct wait_queue_head *head;
 	__poll_t events;
 	bool cancelled;
 	bool work_scheduled;
-	bool armed;
-	struct list_head work; /* on the poller's run list */
+	bool work_need_resched;
+	struct wait_queue_entry wait;
+	struct work_struct work;
 };
 
 /*
@@ -1930,171 +1931,218 @@ static int aio_fsync(struct fsync_iocb *req, const struct iocb *iocb, bool datas
 	return 0;
 }
 
-/* ---- POLL: the poller thread is the kernel's wait-queue callback and
- * the work item at once; every poll request's work runs on it. ---- */
+/* ---- POLL ---- */
 
-struct aio_poller {
-	std::mutex lock;
-	int epfd = -1;
-	int wakefd = -1;
-	bool started = false;
-	struct list_head runq; /* aio_kiocb.poll.work, scheduled works */
-};
-static aio_poller *aio_poller_state;
-
-static void aio_poll_complete_work(struct aio_kiocb *iocb);
-
-static void aio_poller_main(aio_poller *p)
+static void aio_poll_put_work(struct work_struct *work)
 {
-	struct epoll_event evs[64];
+	struct poll_iocb *req = container_of(work, struct poll_iocb, work);
+	struct aio_kiocb *iocb = container_of(req, struct aio_kiocb, poll);
 
-	for (;;) {
-		int n = epoll_wait(p->epfd, evs, 64, -1);
-		LIST_HEAD(local);
-
-		for (int i = 0; i < n; i++) {
-			struct aio_kiocb *iocb = (struct aio_kiocb *)evs[i].data.ptr;
-			struct kioctx *ctx;
-
-			if (!iocb) {
-				u64 cnt;
-
-				if (read(p->wakefd, &cnt, sizeof(cnt)) < 0) {
-					/* spurious */
-				}
-				continue;
-			}
-			/* aio_poll_wake(): schedule the work once. */
-			ctx = iocb->ki_ctx;
-			spin_lock_irq(&ctx->ctx_lock);
-			iocb->poll.armed = false;
-			if (!iocb->poll.work_scheduled) {
-				iocb->poll.work_scheduled = true;
-				std::lock_guard<std::mutex> g(p->lock);
-				list_add_tail(&iocb->poll.work, &p->runq);
-			}
-			spin_unlock_irq(&ctx->ctx_lock);
-		}
-		{
-			std::lock_guard<std::mutex> g(p->lock);
-			list_splice_init(&p->runq, &local);
-		}
-		while (!list_empty(&local)) {
-			struct aio_kiocb *iocb =
-				list_first_entry(&local, struct aio_kiocb, poll.work);
-
-			list_del_init(&iocb->poll.work);
-			aio_poll_complete_work(iocb);
-		}
-	}
-}
-
-static aio_poller *aio_get_poller(void)
-{
-	static std::mutex start_lock;
-	aio_poller *p = __atomic_load_n(&aio_poller_state, __ATOMIC_ACQUIRE);
-
-	if (likely(p))
-		return p;
-	std::lock_guard<std::mutex> g(start_lock);
-	p = aio_poller_state;
-	if (p)
-		return p;
-	p = new aio_poller;
-	INIT_LIST_HEAD(&p->runq);
-	p->epfd = epoll_create1(EPOLL_CLOEXEC);
-	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	aio_kernel_fd_set(p->epfd);
-	aio_kernel_fd_set(p->wakefd);
-	struct epoll_event ev = {};
-	ev.events = EPOLLIN;
-	ev.data.ptr = NULL;
-	epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev);
-	std::thread(aio_poller_main, p).detach();
-	__atomic_store_n(&aio_poller_state, p, __ATOMIC_RELEASE);
-	return p;
-}
-
-/* Caller holds ctx_lock. */
-static void aio_poll_schedule_work(struct aio_kiocb *iocb)
-{
-	aio_poller *p = aio_get_poller();
-	u64 one = 1;
-
-	iocb->poll.work_scheduled = true;
-	{
-		std::lock_guard<std::mutex> g(p->lock);
-		list_add_tail(&iocb->poll.work, &p->runq);
-	}
-	if (write(p->wakefd, &one, sizeof(one)) < 0) {
-		/* the poller drains it every round */
-	}
-}
-
-static void aio_poll_complete_work(struct aio_kiocb *iocb)
-{
-	struct poll_iocb *req = &iocb->poll;
-	struct kioctx *ctx = iocb->ki_ctx;
-	aio_poller *p = aio_poller_state;
-	__poll_t mask = 0;
-
-	/*
-	 * Whoever calls ->ki_cancel also unlinks the iocb from active_reqs
-	 * right after, so the list_del_init() below is done under ctx_lock
-	 * to be ordered with them. For a cancelled request the unlink is
-	 * redundant but harmless, and doing it unconditionally spares the
-	 * common path a branch.
-	 */
-	/*
-	 * The kernel completes a woken request with the wakeup's key, which
-	 * is not masked by the requested events; the file's whole mask now
-	 * is the closest thing to it.
-	 */
-	if (!READ_ONCE(req->cancelled)) {
-		mask = aio_vfs_poll(req->file);
-		if (!(mask & req->events))
-			mask = 0;
-	}
-
-	spin_lock_irq(&ctx->ctx_lock);
-	if (!mask && !READ_ONCE(req->cancelled)) {
-		/* Not ready: wait again; re-arming reports a level already there. */
-		struct epoll_event ev = {};
-
-		req->work_scheduled = false;
-		req->armed = true;
-		ev.events = req->events | EPOLLONESHOT;
-		ev.data.ptr = iocb;
-		epoll_ctl(p->epfd, EPOLL_CTL_MOD, req->pfd, &ev);
-		spin_unlock_irq(&ctx->ctx_lock);
-		return;
-	}
-	list_del_init(&iocb->ki_list);
-	iocb->ki_res.res = mask;
-	spin_unlock_irq(&ctx->ctx_lock);
-
-	epoll_ctl(p->epfd, EPOLL_CTL_DEL, req->pfd, NULL);
 	iocb_put(iocb);
 }
 
+/*
+ * Lock the wait queue the request sits on, if it still sits on one. A
+ * ->poll() provider may free its queue early (wake_up_pollfree()), but
+ * only after an RCU grace period: under rcu_read_lock() a non-NULL
+ * req->head stays valid memory long enough to lock it and look whether
+ * the entry is still queued.
+ *
+ * True: req->head->lock is held, req->wait is queued on it, and the RCU
+ * read lock is held until poll_iocb_unlock_wq(). The RCU read lock covers
+ * the case where the caller dequeues the last entry: from then on nothing
+ * but RCU keeps the queue from being freed under the held lock.
+ */
+static bool poll_iocb_lock_wq(struct poll_iocb *req)
+{
+	wait_queue_head_t *head;
+
+	rcu_read_lock();
+	/* Pairs with the smp_store_release() of POLLFREE in aio_poll_wake(). */
+	head = smp_load_acquire(&req->head);
+	if (head) {
+		spin_lock(&head->lock);
+		if (!list_empty(&req->wait.entry))
+			return true;
+		spin_unlock(&head->lock);
+	}
+	rcu_read_unlock();
+	return false;
+}
+
+static void poll_iocb_unlock_wq(struct poll_iocb *req)
+{
+	spin_unlock(&req->head->lock);
+	rcu_read_unlock();
+}
+
+static void aio_poll_complete_work(struct work_struct *work)
+{
+	struct poll_iocb *req = container_of(work, struct poll_iocb, work);
+	struct aio_kiocb *iocb = container_of(req, struct aio_kiocb, poll);
+	struct poll_table_struct pt = { ._key = req->events };
+	struct kioctx *ctx = iocb->ki_ctx;
+	__poll_t mask = 0;
+
+	if (!READ_ONCE(req->cancelled))
+		mask = vfs_poll(req->file, &pt) & req->events;
+
+	/*
+	 * A ->ki_cancel caller takes the request off active_reqs right after
+	 * the call, under ctx_lock; taking ctx_lock here orders us with it.
+	 * For a cancelled request the unlink below repeats theirs, which costs
+	 * less than a branch on the common path.
+	 */
+	spin_lock_irq(&ctx->ctx_lock);
+	if (poll_iocb_lock_wq(req)) {
+		if (!mask && !READ_ONCE(req->cancelled)) {
+			/*
+			 * Woken, but the events are not there (any more): wait
+			 * again, or run once more if another wake-up came in
+			 * while this work ran.
+			 */
+			if (req->work_need_resched) {
+				schedule_work(&req->work);
+				req->work_need_resched = false;
+			} else {
+				req->work_scheduled = false;
+			}
+			poll_iocb_unlock_wq(req);
+			spin_unlock_irq(&ctx->ctx_lock);
+			return;
+		}
+		list_del_init(&req->wait.entry);
+		poll_iocb_unlock_wq(req);
+	} /* else the queue went away with POLLFREE: complete now */
+	list_del_init(&iocb->ki_list);
+	iocb->ki_res.res = mangle_poll(mask);
+	spin_unlock_irq(&ctx->ctx_lock);
+
+	iocb_put(iocb);
+}
+
+/* Called with interrupts off (under ctx_lock). */
 static int aio_poll_cancel(struct kiocb *iocb)
 {
 	struct aio_kiocb *aiocb = container_of(iocb, struct aio_kiocb, rw);
 	struct poll_iocb *req = &aiocb->poll;
 
-	WRITE_ONCE(req->cancelled, true);
-	if (!req->work_scheduled)
-		aio_poll_schedule_work(aiocb);
+	if (poll_iocb_lock_wq(req)) {
+		WRITE_ONCE(req->cancelled, true);
+		if (!req->work_scheduled) {
+			schedule_work(&aiocb->poll.work);
+			req->work_scheduled = true;
+		}
+		poll_iocb_unlock_wq(req);
+	} /* else POLLFREE cancelled it already */
 
 	return 0;
+}
+
+static int aio_poll_wake(struct wait_queue_entry *wait, unsigned mode, int sync, void *key)
+{
+	struct poll_iocb *req = container_of(wait, struct poll_iocb, wait);
+	struct aio_kiocb *iocb = container_of(req, struct aio_kiocb, poll);
+	__poll_t mask = key_to_poll(key);
+	unsigned long flags;
+
+	/* A wake-up that names its events and none of ours: not for us. */
+	if (mask && !(mask & req->events))
+		return 0;
+
+	/*
+	 * Completing here, in the waker's context, needs the events (a wake-up
+	 * without a key must go through vfs_poll() in the work), no work
+	 * already scheduled, and ctx_lock free at once: the queue's lock is
+	 * held, the reverse of the usual order, so only a trylock is allowed,
+	 * and with irqsave since not every waker has interrupts off.
+	 */
+	if (mask && !req->work_scheduled && spin_trylock_irqsave(&iocb->ki_ctx->ctx_lock, flags)) {
+		struct kioctx *ctx = iocb->ki_ctx;
+
+		list_del_init(&req->wait.entry);
+		list_del(&iocb->ki_list);
+		iocb->ki_res.res = mangle_poll(mask);
+		/*
+		 * Signalling the request's eventfd under a provider's queue
+		 * lock can come back through epoll to the same lock: leave the
+		 * put, and the eventfd_signal() in it, to a work item.
+		 */
+		if (iocb->ki_eventfd) {
+			iocb = NULL;
+			INIT_WORK(&req->work, aio_poll_put_work);
+			schedule_work(&req->work);
+		}
+		spin_unlock_irqrestore(&ctx->ctx_lock, flags);
+		if (iocb)
+			iocb_put(iocb);
+	} else {
+		/*
+		 * Leave it to the work, and note a wake-up that comes while
+		 * the work is pending or running. The entry stays queued:
+		 * only vfs_poll() can tell whether the request is done, and a
+		 * later wake-up must still find it. POLLFREE is the exception.
+		 */
+		if (req->work_scheduled) {
+			req->work_need_resched = true;
+		} else {
+			schedule_work(&req->work);
+			req->work_scheduled = true;
+		}
+
+		/*
+		 * The queue is being freed and the request could not be
+		 * completed here: take it off the queue, mark it cancelled so
+		 * the work skips ->poll(), and cut every later path to the
+		 * queue through req->head.
+		 */
+		if (mask & POLLFREE) {
+			WRITE_ONCE(req->cancelled, true);
+			list_del_init(&req->wait.entry);
+
+			/*
+			 * Last: with req->head NULL the work no longer takes
+			 * the queue's lock, and may complete and free the
+			 * request at once. Pairs with the smp_load_acquire()
+			 * in poll_iocb_lock_wq().
+			 */
+			smp_store_release(&req->head, NULL);
+		}
+	}
+	return 1;
+}
+
+struct aio_poll_table {
+	struct poll_table_struct pt;
+	struct aio_kiocb *iocb;
+	bool queued;
+	int error;
+};
+
+static void aio_poll_queue_proc(struct file *file, struct wait_queue_head *head,
+				struct poll_table_struct *p)
+{
+	struct aio_poll_table *pt = container_of(p, struct aio_poll_table, pt);
+
+	/* one request waits on one queue at most */
+	if (unlikely(pt->queued)) {
+		pt->error = -EINVAL;
+		return;
+	}
+
+	pt->queued = true;
+	pt->error = 0;
+	pt->iocb->poll.head = head;
+	add_wait_queue(head, &pt->iocb->poll.wait);
 }
 
 static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
 {
 	struct kioctx *ctx = aiocb->ki_ctx;
 	struct poll_iocb *req = &aiocb->poll;
+	struct aio_poll_table apt;
+	bool cancel = false;
 	__poll_t mask;
-	int pfd;
 
 	/* the event mask lives in aio_buf and must fit in 16 bits */
 	if ((u16)iocb->aio_buf != iocb->aio_buf)
@@ -2103,46 +2151,61 @@ static int aio_poll(struct aio_kiocb *aiocb, const struct iocb *iocb)
 	if (iocb->aio_offset || iocb->aio_nbytes || iocb->aio_rw_flags)
 		return -EINVAL;
 
-	/* demangle_poll() is the identity on x86 */
-	req->events = (u16)iocb->aio_buf | EPOLLERR | EPOLLHUP;
+	INIT_WORK(&req->work, aio_poll_complete_work);
+	req->events = demangle_poll(iocb->aio_buf) | EPOLLERR | EPOLLHUP;
+
+	req->head = NULL;
 	req->cancelled = false;
 	req->work_scheduled = false;
-	req->armed = false;
-	req->pfd = -1;
-	INIT_LIST_HEAD(&req->work);
+	req->work_need_resched = false;
 
-	mask = aio_vfs_poll(req->file) & req->events;
-	if (mask) {
-		/* Ready already: complete synchronously. */
-		aiocb->ki_res.res = mask;
-		iocb_put(aiocb);
-		return 0;
-	}
+	apt.pt._qproc = aio_poll_queue_proc;
+	apt.pt._key = req->events;
+	apt.iocb = aiocb;
+	apt.queued = false;
+	apt.error = -EINVAL; /* what a file that cannot wait answers */
 
-	/* ->poll with a wait queue: register with the poller's epoll. */
-	if (aio_file_poll_fd(req->file) < 0 || aio_file_pin(req->file))
-		return -EINVAL;
-	pfd = aio_file_poll_fd(req->file);
-	req->pfd = pfd;
+	/* an empty entry, so that list_empty() tells whether it is queued */
+	INIT_LIST_HEAD(&req->wait.entry);
+	init_waitqueue_func_entry(&req->wait, aio_poll_wake);
 
-	aio_poller *p = aio_get_poller();
-	struct epoll_event ev = {};
-
-	ev.events = req->events | EPOLLONESHOT;
-	ev.data.ptr = aiocb;
+	mask = vfs_poll(req->file, &apt.pt) & req->events;
 	spin_lock_irq(&ctx->ctx_lock);
-	list_add_tail(&aiocb->ki_list, &ctx->active_reqs);
-	aiocb->ki_cancel = aio_poll_cancel;
-	req->armed = true;
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, req->pfd, &ev) < 0) {
-		/* No ->poll (EPERM: regular files): the kernel's -EINVAL. */
-		list_del_init(&aiocb->ki_list);
-		aiocb->ki_cancel = NULL;
-		spin_unlock_irq(&ctx->ctx_lock);
-		return -EINVAL;
+	if (likely(apt.queued)) {
+		bool on_queue = poll_iocb_lock_wq(req);
+
+		if (!on_queue || req->work_scheduled) {
+			/*
+			 * aio_poll_wake() got there first: it completed the
+			 * request, or scheduled the work that will.
+			 */
+			if (apt.error) /* a second queue was offered */
+				cancel = true;
+			apt.error = 0;
+			mask = 0;
+		}
+		if (mask || apt.error) {
+			/* Take it off the queue and complete it here. */
+			list_del_init(&req->wait.entry);
+		} else if (cancel) {
+			/* Cancel it if the work has not completed it yet. */
+			WRITE_ONCE(req->cancelled, true);
+		} else if (on_queue) {
+			/* Waiting: on active_reqs, where io_cancel finds it. */
+			list_add_tail(&aiocb->ki_list, &ctx->active_reqs);
+			aiocb->ki_cancel = aio_poll_cancel;
+		}
+		if (on_queue)
+			poll_iocb_unlock_wq(req);
+	}
+	if (mask) { /* ready already: completed here, not by a wake-up */
+		aiocb->ki_res.res = mangle_poll(mask);
+		apt.error = 0;
 	}
 	spin_unlock_irq(&ctx->ctx_lock);
-	return 0;
+	if (mask)
+		iocb_put(aiocb);
+	return apt.error;
 }
 
 static __always_inline int __io_submit_one(struct kioctx *ctx, const struct iocb *iocb,
@@ -2660,13 +2723,6 @@ static void aio_fork_child(void)
 	INIT_RADIX_TREE(&uk::process_mm.ioctx_rtree, GFP_ATOMIC);
 	spin_lock_init(&aio_nr_lock);
 	aio_nr = 0;
-	if (aio_poller_state) {
-		aio_kernel_fd_clear(aio_poller_state->epfd);
-		aio_kernel_fd_clear(aio_poller_state->wakefd);
-		close(aio_poller_state->epfd);
-		close(aio_poller_state->wakefd);
-		aio_poller_state = nullptr; /* leaked, as in the parent's copy */
-	}
 	aio_wq_fork_child();
 	aio_ring_fork_child();
 }

@@ -269,7 +269,6 @@ const struct file_operations def_blk_fops = {
 	.write_iter = blkdev_write_iter,
 	.fsync = blkdev_fsync,
 	.poll = nullptr,
-	.poll_fd = nullptr,
 	.release = blkdev_release,
 };
 

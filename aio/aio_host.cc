@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -38,6 +39,7 @@
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/moduleparam.h>
+#include <uk/linux/poll.h>
 #include <uk/linux/printk.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/workqueue.h>
@@ -45,7 +47,6 @@
 #include "aio_internal.h"
 
 #define AIO_PAGE_SIZE 4096UL
-#define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
 
 /* ------------------------------------------------------------------ */
 /* aio_wq: the shim's workqueue for fsync and the threads backend.     */
@@ -752,21 +753,192 @@ int host_fsync(struct file *file, int datasync)
 	return r < 0 ? -errno : 0;
 }
 
-unsigned int host_poll(struct file *file)
-{
-	struct pollfd p = { file->f_fd,
-			    POLLIN | POLLOUT | POLLPRI | POLLRDNORM | POLLWRNORM | POLLRDBAND |
-				    POLLWRBAND | POLLRDHUP,
-			    0 };
+/*
+ * Readiness of host descriptors as wait-queue wake-ups. A host file that a
+ * poll waits on gets a wait queue head of its own (file->private_data),
+ * and its descriptor is put in the epoll set of one host thread with the
+ * head as the event's data. That thread is the file's interrupt: for each
+ * event it calls wake_up_poll() on the head with the ready events as the
+ * key. Interest is one-shot and armed again by the file's ->poll() while a
+ * waiter is queued and the events it waits for are not ready.
+ *
+ * A head outlives the file that owned it: fput() takes the descriptor out
+ * of the set and hands the head to the thread, which frees it only after
+ * the batch of events it was dispatching, the last that could name it.
+ */
+struct host_poll_head {
+	wait_queue_head_t wqh;
+	int fd;		       /* the file's pinned descriptor, in the set until fput() */
+	struct list_head dead; /* on host_poller::dead once the file is gone */
+};
 
-	if (poll(&p, 1, 0) < 0 || (p.revents & POLLNVAL))
+struct host_poller {
+	std::mutex lock; /* guards dead */
+	int epfd;
+	int wakefd;
+	struct list_head dead;
+};
+
+std::atomic<host_poller *> host_poller_state;
+
+/* The events epoll takes: no flags, no bits only the kernel reports. */
+constexpr __poll_t kHostPollEvents = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDNORM | EPOLLRDBAND |
+				     EPOLLWRNORM | EPOLLWRBAND | EPOLLMSG | EPOLLERR | EPOLLHUP |
+				     EPOLLRDHUP;
+
+/*
+ * Every event the descriptor has now. A kernel file wakes its queue with
+ * a key that holds more than the event a waiter asked for (a pipe's
+ * writer passes EPOLLIN | EPOLLRDNORM), and aio completes a request with
+ * that key: the events epoll reports are only those asked for, so the
+ * key is made of both.
+ */
+__poll_t host_poll_mask(int fd)
+{
+	struct pollfd pfd = { fd,
+			      POLLIN | POLLOUT | POLLPRI | POLLRDNORM | POLLWRNORM | POLLRDBAND |
+				      POLLWRBAND | POLLRDHUP,
+			      0 };
+
+	if (poll(&pfd, 1, 0) < 0 || (pfd.revents & POLLNVAL))
 		return 0;
-	return p.revents;
+	return demangle_poll(pfd.revents);
 }
 
-int host_poll_fd(struct file *file)
+void host_poller_main(host_poller *p)
 {
-	return file->f_fd;
+	struct epoll_event evs[64];
+	LIST_HEAD(dead);
+
+	for (;;) {
+		int n = epoll_wait(p->epfd, evs, 64, -1);
+
+		for (int i = 0; i < n; i++) {
+			struct host_poll_head *head = (struct host_poll_head *)evs[i].data.ptr;
+			u64 cnt;
+
+			if (!head) {
+				if (read(p->wakefd, &cnt, sizeof(cnt)) < 0) {
+					/* nothing to drain */
+				}
+				continue;
+			}
+			wake_up_poll(&head->wqh,
+				     (evs[i].events | host_poll_mask(head->fd)) & kHostPollEvents);
+		}
+		{
+			std::lock_guard<std::mutex> g(p->lock);
+			list_splice_init(&p->dead, &dead);
+		}
+		while (!list_empty(&dead)) {
+			struct host_poll_head *head =
+				list_first_entry(&dead, struct host_poll_head, dead);
+
+			list_del(&head->dead);
+			delete head;
+		}
+	}
+}
+
+host_poller *host_get_poller(void)
+{
+	static std::mutex start_lock;
+	host_poller *p = host_poller_state.load(std::memory_order_acquire);
+	struct epoll_event ev = {};
+
+	if (likely(p))
+		return p;
+	std::lock_guard<std::mutex> g(start_lock);
+	p = host_poller_state.load(std::memory_order_relaxed);
+	if (p)
+		return p;
+	p = new host_poller;
+	INIT_LIST_HEAD(&p->dead);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	aio_kernel_fd_set(p->epfd);
+	aio_kernel_fd_set(p->wakefd);
+	ev.events = EPOLLIN;
+	ev.data.ptr = nullptr;
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev);
+	std::thread(host_poller_main, p).detach();
+	host_poller_state.store(p, std::memory_order_release);
+	return p;
+}
+
+/* One-shot interest in @key on the file's descriptor; ADD or MOD. */
+int host_poll_arm(struct file *file, struct host_poll_head *head, __poll_t key, int op)
+{
+	struct epoll_event ev = {};
+
+	ev.events = (key & kHostPollEvents) | EPOLLONESHOT;
+	ev.data.ptr = head;
+	return epoll_ctl(host_get_poller()->epfd, op, file->f_fd, &ev);
+}
+
+/*
+ * The head of a file that is about to wait: its descriptor is pinned (the
+ * program may close its own) and put in the set. NULL when the descriptor
+ * cannot be waited on: epoll refuses files without ->poll() (regular files,
+ * directories, /dev/null), which are always ready.
+ */
+struct host_poll_head *host_poll_head_get(struct file *file, __poll_t key)
+{
+	struct host_poll_head *head = (struct host_poll_head *)file->private_data;
+
+	if (head)
+		return head;
+	if (aio_file_pin(file))
+		return nullptr;
+	head = new host_poll_head;
+	init_waitqueue_head(&head->wqh);
+	head->fd = file->f_fd;
+	INIT_LIST_HEAD(&head->dead);
+	if (host_poll_arm(file, head, key, EPOLL_CTL_ADD) < 0) {
+		delete head;
+		return nullptr;
+	}
+	file->private_data = head;
+	return head;
+}
+
+void host_poll_head_put(struct file *file)
+{
+	struct host_poll_head *head = (struct host_poll_head *)file->private_data;
+	host_poller *p = host_poller_state.load(std::memory_order_acquire);
+	u64 one = 1;
+
+	if (!head)
+		return;
+	file->private_data = nullptr;
+	/* Out of the set while the descriptor is still open. */
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, file->f_fd, nullptr);
+	{
+		std::lock_guard<std::mutex> g(p->lock);
+		list_add_tail(&head->dead, &p->dead);
+	}
+	if (write(p->wakefd, &one, sizeof(one)) < 0) {
+		/* the thread frees it after its next batch anyway */
+	}
+}
+
+__poll_t host_poll(struct file *file, struct poll_table_struct *pt)
+{
+	__poll_t key = poll_requested_events(pt);
+	struct host_poll_head *head = (struct host_poll_head *)file->private_data;
+	__poll_t mask;
+
+	if (!poll_does_not_wait(pt)) {
+		head = host_poll_head_get(file, key);
+		if (head)
+			poll_wait(file, &head->wqh, pt);
+	}
+	/* The state is read after the waiter is queued (poll_wait()'s barrier). */
+	mask = host_poll_mask(file->f_fd);
+	/* Still waiting for something not ready: arm the one-shot again. */
+	if (head && !(mask & key) && waitqueue_active(&head->wqh))
+		host_poll_arm(file, head, key, EPOLL_CTL_MOD);
+	return mask;
 }
 
 ssize_t null_read_iter(struct kiocb *iocb, struct iov_iter *to)
@@ -838,6 +1010,14 @@ void aio_wq_fork_child(void)
 		io_uring_queue_exit(&host_ring->ring);
 	}
 	host_ring = nullptr; /* the parent's, leaked */
+	/* Nor is the poll thread: the parent's set and heads are leaked too. */
+	if (host_poller *p = host_poller_state.load(std::memory_order_relaxed)) {
+		aio_kernel_fd_clear(p->epfd);
+		aio_kernel_fd_clear(p->wakefd);
+		close(p->epfd);
+		close(p->wakefd);
+		host_poller_state.store(nullptr, std::memory_order_relaxed);
+	}
 	host_ring_state.store(kRingUnset, std::memory_order_relaxed);
 	host_inflight_nr.store(0, std::memory_order_relaxed);
 	new (&host_ring_start) std::mutex();
@@ -848,7 +1028,6 @@ const struct file_operations host_file_operations = {
 	.write_iter = host_write_iter,
 	.fsync = host_fsync,
 	.poll = host_poll,
-	.poll_fd = host_poll_fd,
 };
 
 const struct file_operations aio_null_file_operations = {
@@ -856,7 +1035,6 @@ const struct file_operations aio_null_file_operations = {
 	.write_iter = null_write_iter,
 	.fsync = null_fsync,
 	.poll = nullptr,
-	.poll_fd = nullptr,
 };
 
 int aio_register_file(int fd, const struct file_operations *fops, fmode_t mode, void *private_data)
@@ -942,6 +1120,8 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 
 void fput(struct file *file)
 {
+	if (file->f_op == &host_file_operations)
+		host_poll_head_put(file);
 	if (file->f_owned_fd) {
 		aio_kernel_fd_clear(file->f_fd);
 		close(file->f_fd);
@@ -980,14 +1160,4 @@ bool aio_file_can_fsync(struct file *file)
 	if (fstat(file->f_fd, &st) < 0)
 		return false;
 	return !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
-}
-
-__poll_t aio_vfs_poll(struct file *file)
-{
-	return file->f_op->poll ? file->f_op->poll(file) : DEFAULT_POLLMASK;
-}
-
-int aio_file_poll_fd(struct file *file)
-{
-	return file->f_op->poll_fd ? file->f_op->poll_fd(file) : -1;
 }

@@ -76,7 +76,5 @@ void fput(struct file *file);
 /* Make the file usable after io_submit() returns (dup a host fd). */
 int aio_file_pin(struct file *file);
 bool aio_file_can_fsync(struct file *file);
-__poll_t aio_vfs_poll(struct file *file);
-int aio_file_poll_fd(struct file *file);
 
 #endif /* UK_AIO_INTERNAL_H */

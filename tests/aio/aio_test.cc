@@ -61,7 +61,6 @@ const struct file_operations deferred_fops = {
 	.write_iter = nullptr,
 	.fsync = nullptr,
 	.poll = nullptr,
-	.poll_fd = nullptr,
 };
 
 size_t CompleteDeferred(long res)

@@ -94,7 +94,6 @@ const struct file_operations xdev_fops = {
     .write_iter = nullptr,
     .fsync = nullptr,
     .poll = nullptr,
-    .poll_fd = nullptr,
 };
 
 // Completes the request in @slot, if it is still there; from a task or an

@@ -186,12 +186,15 @@ class PortTest(unittest.TestCase):
                       self.read("blk/blk-mq-tag.cc"))
 
     def test_hunk_without_a_place_fails_with_the_nearest_candidate(self):
-        r = self.port(patch_path("0008-aio-poll-wake-must-fail.patch"))
+        r = self.port(patch_path("0008-aio-migrate-folio-must-fail.patch"))
         self.assertEqual(r.returncode, 1)
-        self.assertIn("failed: `aio_poll_wake` (the hunk header's function) is not in ours; "
+        self.assertIn("failed: `aio_migrate_folio` (the hunk header's function) is not in ours; "
                       "nearest: aio/aio.cc:", r.stdout)
         self.assertIn("hunks: 0 applied, 1 failed", r.stdout)
         self.assert_unchanged()
+
+    def test_aio_poll_wake_takes_the_kernels_hunk(self):
+        self.check_same_change("0010-aio-poll-wake-event-check.patch")
 
     def test_unported_file_is_left_out_and_counted(self):
         r = self.port(patch_path("0009-sbitmap-weight-unported-file.patch"))

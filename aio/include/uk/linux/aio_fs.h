@@ -6,8 +6,9 @@
  * Every file descriptor a program hands to io_submit() is routed by number:
  * a descriptor registered with aio_register_file() is served by the ops table
  * given there (an emulated device; benchmarks use an in-memory null file),
- * every other one by the host-fd implementation (pread/pwrite/preadv2/fsync/
- * epoll), which is itself just another file_operations.
+ * every other one by the host-fd implementation (pread/pwrite/preadv2/fsync,
+ * and readiness that an epoll thread turns into wake-ups of a wait queue),
+ * which is itself just another file_operations.
  */
 #ifndef UK_LINUX_AIO_FS_H
 #define UK_LINUX_AIO_FS_H
@@ -56,6 +57,9 @@ static inline size_t iov_iter_count(const struct iov_iter *i)
 
 struct file;
 struct kiocb;
+struct poll_table_struct;
+
+typedef unsigned int __poll_t;
 
 struct file_operations {
 	/*
@@ -68,10 +72,12 @@ struct file_operations {
 	ssize_t (*write_iter)(struct kiocb *iocb, struct iov_iter *from);
 	/* Synchronous; aio runs it from its workqueue. NULL: -EINVAL. */
 	int (*fsync)(struct file *file, int datasync);
-	/* Readiness mask now (EPOLL* bits); NULL means DEFAULT_POLLMASK. */
-	unsigned int (*poll)(struct file *file);
-	/* A descriptor the aio poller can wait on (-1: none). */
-	int (*poll_fd)(struct file *file);
+	/*
+	 * The events ready now (EPOLL* bits); a file that can wait hands its
+	 * wait queue head to poll_wait() (<uk/linux/poll.h>) and wakes it
+	 * with the ready events as the key. NULL: DEFAULT_POLLMASK, no wait.
+	 */
+	__poll_t (*poll)(struct file *file, struct poll_table_struct *pt);
 	/* The last reference to a registered file went (NULL: nothing to do). */
 	int (*release)(struct file *file);
 };
