@@ -48,6 +48,7 @@
 #include <uk/linux/aio_v26.h>
 #include <uk/linux/atomic.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/compat.h>
 #include <uk/linux/completion.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
@@ -1741,7 +1742,9 @@ static int import_ubuf(int rw, void __user *buf, size_t len, struct iov_iter *i)
  * allocated). A negative length is -EINVAL; the total is capped at
  * MAX_RW_COUNT, and a segment whose buffer is not accessible, wherever it
  * is in the vector, is -EFAULT. The count is an unsigned int, as the
- * kernel's: aio_nbytes is truncated to it. No compat iovecs exist here.
+ * kernel's: aio_nbytes is truncated to it. A 32-bit task's vector is of
+ * struct compat_iovec, widened as it is copied (a length above 2 GiB is
+ * negative there, as the kernel's compat_ssize_t reads it).
  */
 static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigned nr_segs,
 			      unsigned fast_segs, struct iovec **iovp, struct iov_iter *i,
@@ -1758,7 +1761,21 @@ static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigne
 		if (!iov)
 			return -ENOMEM;
 	}
-	if (nr_segs && copy_from_user(iov, uvec, nr_segs * sizeof(struct iovec))) {
+	if (compat) {
+		const struct compat_iovec __user *cvec = (const struct compat_iovec __user *)uvec;
+
+		for (seg = 0; seg < nr_segs; seg++) {
+			struct compat_iovec c;
+
+			if (copy_from_user(&c, &cvec[seg], sizeof(c))) {
+				if (iov != *iovp)
+					kfree(iov);
+				return -EFAULT;
+			}
+			iov[seg].iov_base = compat_ptr(c.iov_base);
+			iov[seg].iov_len = (size_t)(ssize_t)(s32)c.iov_len;
+		}
+	} else if (nr_segs && copy_from_user(iov, uvec, nr_segs * sizeof(struct iovec))) {
 		if (iov != *iovp)
 			kfree(iov);
 		return -EFAULT;
@@ -2417,6 +2434,36 @@ out:
 	return ret;
 }
 
+COMPAT_SYSCALL_DEFINE2(io_setup, unsigned, nr_events, u32 __user *, ctx32p)
+{
+	struct kioctx *ioctx = NULL;
+	unsigned long ctx;
+	long ret;
+
+	ret = get_user(ctx, ctx32p);
+	if (unlikely(ret))
+		goto out;
+
+	ret = -EINVAL;
+	if (unlikely(ctx || nr_events == 0)) {
+		pr_debug("EINVAL: ctx %lu nr_events %u\n", ctx, nr_events);
+		goto out;
+	}
+
+	ioctx = ioctx_alloc(nr_events);
+	ret = PTR_ERR(ioctx);
+	if (!IS_ERR(ioctx)) {
+		/* the ring of a 32-bit task lies below 4 GiB: no bits are lost */
+		ret = put_user((u32)ioctx->user_id, ctx32p);
+		if (ret)
+			kill_ioctx(current->mm, ioctx, NULL);
+		percpu_ref_put(&ioctx->users);
+	}
+
+out:
+	return ret;
+}
+
 /* sys_io_destroy:
  *	Tear down context @ctx: requests still outstanding are cancelled
  *	where possible, and the call sleeps until all of them are finished.
@@ -2495,6 +2542,47 @@ SYSCALL_DEFINE3(io_submit, aio_context_t, ctx_id, long, nr, struct iocb __user *
 		}
 
 		ret = io_submit_one(ctx, user_iocb, false);
+		if (ret)
+			break;
+	}
+	if (nr > AIO_PLUG_THRESHOLD)
+		blk_finish_plug(&plug);
+
+	percpu_ref_put(&ctx->users);
+	return i ? i : ret;
+}
+
+COMPAT_SYSCALL_DEFINE3(io_submit, compat_aio_context_t, ctx_id, int, nr, compat_uptr_t __user *,
+		       iocbpp)
+{
+	struct kioctx *ctx;
+	long ret = 0;
+	int i = 0;
+	struct blk_plug plug;
+
+	if (unlikely(nr < 0))
+		return -EINVAL;
+
+	ctx = lookup_ioctx(ctx_id);
+	if (unlikely(!ctx)) {
+		pr_debug("EINVAL: invalid context id\n");
+		return -EINVAL;
+	}
+
+	if (nr > ctx->nr_events)
+		nr = ctx->nr_events;
+
+	if (nr > AIO_PLUG_THRESHOLD)
+		blk_start_plug(&plug);
+	for (i = 0; i < nr; i++) {
+		compat_uptr_t user_iocb;
+
+		if (unlikely(get_user(user_iocb, iocbpp + i))) {
+			ret = -EFAULT;
+			break;
+		}
+
+		ret = io_submit_one(ctx, (struct iocb __user *)compat_ptr(user_iocb), true);
 		if (ret)
 			break;
 	}
@@ -2650,6 +2738,124 @@ SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
 	return ret;
 }
 
+SYSCALL_DEFINE6(io_pgetevents_time32, aio_context_t, ctx_id, long, min_nr, long, nr,
+		struct io_event __user *, events, struct old_timespec32 __user *, timeout,
+		const struct __aio_sigset __user *, usig)
+{
+	struct __aio_sigset ksig = {
+		NULL,
+	};
+	struct timespec64 ts;
+	sigset_t mask;
+	bool interrupted;
+	int ret;
+
+	if (timeout && unlikely(get_old_timespec32(&ts, timeout)))
+		return -EFAULT;
+
+	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
+		return -EFAULT;
+
+	ret = aio_get_user_sigmask(&mask, ksig.sigmask, ksig.sigsetsize);
+	if (ret)
+		return ret;
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL,
+			      ksig.sigmask ? &mask : NULL, &interrupted);
+
+	if (interrupted && !ret)
+		ret = -EINTR;
+
+	return ret;
+}
+
+SYSCALL_DEFINE5(io_getevents_time32, __u32, ctx_id, __s32, min_nr, __s32, nr,
+		struct io_event __user *, events, struct old_timespec32 __user *, timeout)
+{
+	struct timespec64 t;
+	bool interrupted;
+	int ret;
+
+	if (timeout && get_old_timespec32(&t, timeout))
+		return -EFAULT;
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL, NULL, &interrupted);
+	if (!ret && interrupted)
+		ret = -EINTR;
+	return ret;
+}
+
+struct __compat_aio_sigset {
+	compat_uptr_t sigmask;
+	compat_size_t sigsetsize;
+};
+
+COMPAT_SYSCALL_DEFINE6(io_pgetevents, compat_aio_context_t, ctx_id, compat_long_t, min_nr,
+		       compat_long_t, nr, struct io_event __user *, events,
+		       struct old_timespec32 __user *, timeout,
+		       const struct __compat_aio_sigset __user *, usig)
+{
+	struct __compat_aio_sigset ksig = {
+		0,
+	};
+	struct timespec64 t;
+	sigset_t mask;
+	bool interrupted;
+	int ret;
+
+	if (timeout && get_old_timespec32(&t, timeout))
+		return -EFAULT;
+
+	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
+		return -EFAULT;
+
+	ret = aio_get_user_sigmask(&mask, (const sigset_t __user *)compat_ptr(ksig.sigmask),
+				   ksig.sigsetsize);
+	if (ret)
+		return ret;
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL,
+			      ksig.sigmask ? &mask : NULL, &interrupted);
+
+	if (interrupted && !ret)
+		ret = -EINTR;
+
+	return ret;
+}
+
+COMPAT_SYSCALL_DEFINE6(io_pgetevents_time64, compat_aio_context_t, ctx_id, compat_long_t, min_nr,
+		       compat_long_t, nr, struct io_event __user *, events,
+		       struct __kernel_timespec __user *, timeout,
+		       const struct __compat_aio_sigset __user *, usig)
+{
+	struct __compat_aio_sigset ksig = {
+		0,
+	};
+	struct timespec64 t;
+	sigset_t mask;
+	bool interrupted;
+	int ret;
+
+	if (timeout && get_timespec64(&t, timeout))
+		return -EFAULT;
+
+	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
+		return -EFAULT;
+
+	ret = aio_get_user_sigmask(&mask, (const sigset_t __user *)compat_ptr(ksig.sigmask),
+				   ksig.sigsetsize);
+	if (ret)
+		return ret;
+
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL,
+			      ksig.sigmask ? &mask : NULL, &interrupted);
+
+	if (interrupted && !ret)
+		ret = -EINTR;
+
+	return ret;
+}
+
 /*
  * The entry points of <uk/linux/aio.h>, with the host's struct timespec (the
  * layout of struct __kernel_timespec on 64-bit).
@@ -2794,6 +3000,11 @@ long ring_vmas_max(void)
 long nr_live_reqs(void)
 {
 	return kiocb_cachep ? (long)uk::slab_nr_allocated(kiocb_cachep) : 0;
+}
+
+void boot(void)
+{
+	aio_setup();
 }
 
 void quiesce(void)

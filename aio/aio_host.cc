@@ -35,6 +35,7 @@
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/compat.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/kernel.h>
@@ -47,6 +48,8 @@
 #include "aio_internal.h"
 
 #define AIO_PAGE_SIZE 4096UL
+
+thread_local bool uk_compat_syscall;
 
 /* ------------------------------------------------------------------ */
 /* aio_wq: the shim's workqueue for fsync and the threads backend.     */
@@ -418,7 +421,9 @@ void *aio_ring_area_map_user(struct aio_ring_area *area)
 	long delta = 1;
 	void *p;
 
-	bool fixed = a->ubase && uslot_all(a, area->pgoff, area->nr_pages, USLOT_RESERVED);
+	/* A 32-bit task's ring must be reachable by a 32-bit address. */
+	bool low = in_compat_syscall();
+	bool fixed = !low && a->ubase && uslot_all(a, area->pgoff, area->nr_pages, USLOT_RESERVED);
 	if (fixed)
 		delta = uslot_delta(a, area->pgoff, area->nr_pages, USLOT_MAPPED);
 	if (ring_vmas.load(std::memory_order_relaxed) + delta > ring_vmas_max()) {
@@ -433,7 +438,8 @@ void *aio_ring_area_map_user(struct aio_ring_area *area)
 			return p;
 		uslot_set(a, area->pgoff, area->nr_pages, USLOT_MAPPED);
 	} else {
-		p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, off);
+		p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | (low ? MAP_32BIT : 0),
+			 a->fd, off);
 		if (p == MAP_FAILED)
 			return p;
 		ring_vmas.fetch_add(1, std::memory_order_relaxed);

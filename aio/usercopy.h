@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uk/linux/compat.h>
 #include <uk/linux/compiler.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/instrumented.h>
@@ -70,6 +71,21 @@ static inline int get_timespec64(struct timespec64 *ts, const struct __kernel_ti
 		return -EFAULT;
 	ts->tv_sec = kts.tv_sec;
 	ts->tv_nsec = kts.tv_nsec;
+	return 0;
+}
+
+/*
+ * get_old_timespec32() (kernel/time/time.c): a 32-bit task's struct
+ * old_timespec32, widened, unvalidated.
+ */
+static inline int get_old_timespec32(struct timespec64 *ts, const void __user *uts)
+{
+	struct old_timespec32 ts32;
+
+	if (copy_from_user(&ts32, uts, sizeof(ts32)))
+		return -EFAULT;
+	ts->tv_sec = ts32.tv_sec;
+	ts->tv_nsec = ts32.tv_nsec;
 	return 0;
 }
 

@@ -132,6 +132,11 @@ long nr_live_reqs(void);
  */
 long nr_ring_vmas(void);
 long ring_vmas_max(void);
+/*
+ * aio's initcall (aio_setup()): once, before a system call that is not one
+ * of the ukern_io_*() entry points, which run it themselves.
+ */
+void boot(void);
 /* Waits until every RCU-deferred free has run. */
 void quiesce(void);
 /* The process exits: its ring mappings go, exit_aio() runs (test hook). */
