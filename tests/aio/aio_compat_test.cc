@@ -203,8 +203,7 @@ TEST_F(AioCompatTest, GeteventsWith32BitTimeAndCompatSigsets)
 		  -EINVAL);
 	m_->csig = { 8, 8 };
 	EXPECT_EQ(compat_sys_io_pgetevents(m_->ctx32, 1, 4, m_->events, &m_->ts32, csig), -EFAULT);
-	EXPECT_EQ(sys_io_getevents_time32(m_->ctx32, 1, 4, m_->events,
-					  (struct old_timespec32 *)8),
+	EXPECT_EQ(sys_io_getevents_time32(m_->ctx32, 1, 4, m_->events, (struct old_timespec32 *)8),
 		  -EFAULT);
 	EXPECT_EQ(compat_sys_io_pgetevents_time64(m_->ctx32, 1, 4, m_->events,
 						  (struct __kernel_timespec *)8, nullptr),

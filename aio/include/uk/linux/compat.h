@@ -62,13 +62,13 @@ struct uk_compat_syscall_scope {
 #define COMPAT_SYSCALL_DEFINE3(name, ...) COMPAT_SYSCALL_DEFINEx(3, _##name, __VA_ARGS__)
 #define COMPAT_SYSCALL_DEFINE6(name, ...) COMPAT_SYSCALL_DEFINEx(6, _##name, __VA_ARGS__)
 
-#define COMPAT_SYSCALL_DEFINEx(x, name, ...)                                                \
+#define COMPAT_SYSCALL_DEFINEx(x, name, ...)                                                 \
 	static inline long __do_compat_sys##name(__UK_SC_MAP(x, __UK_SC_DECL, __VA_ARGS__)); \
-	asmlinkage long compat_sys##name(__UK_SC_MAP(x, __UK_SC_DECL, __VA_ARGS__))           \
-	{                                                                                     \
-		struct uk_compat_syscall_scope scope;                                         \
-		return __do_compat_sys##name(__UK_SC_MAP(x, __UK_SC_ARGS, __VA_ARGS__));      \
-	}                                                                                     \
+	asmlinkage long compat_sys##name(__UK_SC_MAP(x, __UK_SC_DECL, __VA_ARGS__))          \
+	{                                                                                    \
+		struct uk_compat_syscall_scope scope;                                        \
+		return __do_compat_sys##name(__UK_SC_MAP(x, __UK_SC_ARGS, __VA_ARGS__));     \
+	}                                                                                    \
 	static inline long __do_compat_sys##name(__UK_SC_MAP(x, __UK_SC_DECL, __VA_ARGS__))
 
 struct io_event;
@@ -84,9 +84,8 @@ asmlinkage long compat_sys_io_pgetevents(compat_aio_context_t ctx_id, compat_lon
 					 compat_long_t nr, struct io_event __user *events,
 					 struct old_timespec32 __user *timeout,
 					 const struct __compat_aio_sigset __user *usig);
-asmlinkage long compat_sys_io_pgetevents_time64(compat_aio_context_t ctx_id,
-						compat_long_t min_nr, compat_long_t nr,
-						struct io_event __user *events,
+asmlinkage long compat_sys_io_pgetevents_time64(compat_aio_context_t ctx_id, compat_long_t min_nr,
+						compat_long_t nr, struct io_event __user *events,
 						struct __kernel_timespec __user *timeout,
 						const struct __compat_aio_sigset __user *usig);
 asmlinkage long sys_io_getevents_time32(__u32 ctx_id, __s32 min_nr, __s32 nr,
