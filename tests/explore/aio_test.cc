@@ -37,6 +37,9 @@
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/poll.h>
+#include <uk/linux/slab.h>
+#include <uk/linux/spinlock.h>
 #include <uk/linux/wait.h>
 #include <uk/linux/workqueue.h>
 #include <uk/shim/cpu.h>
@@ -546,6 +549,176 @@ void DyingContext() {
 TEST(AioContract, DyingContext) {
   AioTestEnv env;
   explore::run_test("AioContract.DyingContext", DyingContext, SurviveOptions());
+}
+
+// ---- contract: IOCB_CMD_POLL on a file's wait queue ----
+//
+// pdev is a file whose ->poll() queues the request on a wait queue the
+// driver owns; the driver wakes that queue with EPOLLIN from an interrupt,
+// or, going away, takes every waiter off it with wake_up_pollfree() and
+// frees it after a grace period (as signalfd and binder do). The driver's
+// lock orders its wake-ups with the free. aio_poll_complete_work() and
+// aio_poll_put_work() run on system_wq, whose work items explore::Services
+// makes tasks of. The scenes race a submitter with the wake-up and with
+// io_cancel() or the free, and check that the poll completes exactly once,
+// with a result that fits who won, and that nothing stays on the queue.
+
+struct PDev {
+  spinlock_t lock;
+  struct wait_queue_head *head;  // kzalloc'ed per schedule
+  __poll_t mask;
+  int dead;  // the queue is gone: ->poll() reports a hang-up
+};
+PDev pdev;
+int pdev_fd = -1;
+
+__poll_t PPoll(struct file *file, struct poll_table_struct *pt) {
+  unsigned long flags;
+  __poll_t mask;
+  spin_lock_irqsave(&pdev.lock, flags);
+  if (!pdev.dead) poll_wait(file, pdev.head, pt);
+  mask = pdev.dead ? EPOLLHUP : pdev.mask;
+  spin_unlock_irqrestore(&pdev.lock, flags);
+  return mask;
+}
+
+const struct file_operations pdev_fops = {
+    .read_iter = nullptr,
+    .write_iter = nullptr,
+    .fsync = nullptr,
+    .poll = PPoll,
+};
+
+// The device's interrupt: data arrived.
+void PWake() {
+  unsigned long flags;
+  spin_lock_irqsave(&pdev.lock, flags);
+  if (!pdev.dead) {
+    pdev.mask = EPOLLIN;
+    wake_up_poll(pdev.head, EPOLLIN);
+  }
+  spin_unlock_irqrestore(&pdev.lock, flags);
+}
+
+// The driver lets go of its queue; the memory goes after the schedule.
+void PFree() {
+  unsigned long flags;
+  spin_lock_irqsave(&pdev.lock, flags);
+  pdev.dead = 1;
+  wake_up_pollfree(pdev.head);
+  spin_unlock_irqrestore(&pdev.lock, flags);
+}
+
+struct PollScene {
+  unsigned long ctx = 0;
+  struct iocb cb;
+  struct iocb *cbp = &cb;
+  long live_reqs = 0;
+};
+PollScene pscene;
+
+void PollSceneSetUp() {
+  spin_lock_init(&pdev.lock);
+  pdev.head = static_cast<struct wait_queue_head *>(
+      kzalloc(sizeof(*pdev.head), GFP_KERNEL));
+  init_waitqueue_head(pdev.head);
+  pdev.mask = 0;
+  pdev.dead = 0;
+  memset(&pscene.cb, 0, sizeof(pscene.cb));
+  pscene.cb.aio_lio_opcode = IOCB_CMD_POLL;
+  pscene.cb.aio_fildes = static_cast<uint32_t>(pdev_fd);
+  pscene.cb.aio_buf = POLLIN;
+  pscene.cb.aio_data = 7;
+  pscene.ctx = 0;
+  pscene.live_reqs = uk::aio::nr_live_reqs();
+  uk::pin_thread_to_cpu(0);
+  EXPLORE_CHECK(ukern_io_setup(8, &pscene.ctx) == 0);
+  uk::pin_thread_to_cpu(-1);
+}
+
+// After join(): the one event, its result, an empty queue, then teardown.
+long PollSceneEnd() {
+  struct io_event ev[2];
+  struct timespec zero = {0, 0};
+  long n = ukern_io_getevents(pscene.ctx, 0, 2, ev, &zero);
+  long res = -1;
+  EXPLORE_CHECK(n == 1);
+  if (n == 1) {
+    EXPLORE_CHECK(ev[0].obj == reinterpret_cast<uint64_t>(&pscene.cb));
+    EXPLORE_CHECK(ev[0].data == 7);
+    res = ev[0].res;
+  }
+  EXPLORE_CHECK(!waitqueue_active(pdev.head));
+  EXPLORE_CHECK(uk::aio::nr_live_reqs() == pscene.live_reqs);
+  uk::pin_thread_to_cpu(0);
+  EXPLORE_CHECK(ukern_io_destroy(pscene.ctx) == 0);
+  uk::pin_thread_to_cpu(-1);
+  RunFrees();
+  kfree(pdev.head);
+  pdev.head = nullptr;
+  return res;
+}
+
+// A submitter, the data interrupt and io_cancel(). A cancel that finds the
+// request queued makes the work complete it, with 0 unless the work had
+// already seen the data; one that finds nothing leaves it to the data.
+void PollWakeCancel() {
+  PollSceneSetUp();
+  static long submitted, cancelled;
+  submitted = cancelled = 0;
+  explore::spawn(
+      [] { submitted = ukern_io_submit(pscene.ctx, 1, &pscene.cbp); }, 1);
+  explore::spawn(
+      [] {
+        struct io_event res;
+        cancelled = ukern_io_cancel(pscene.ctx, &pscene.cb, &res);
+      },
+      2);
+  explore::irq(3, PWake);
+  explore::join();
+  EXPLORE_CHECK(submitted == 1);
+  EXPLORE_CHECK(cancelled == -EINPROGRESS || cancelled == -EINVAL);
+  long res = PollSceneEnd();
+  if (cancelled == -EINVAL)
+    EXPLORE_CHECK(res == POLLIN);
+  else
+    EXPLORE_CHECK(res == 0 || res == POLLIN);
+}
+
+// A submitter, the data interrupt and the driver freeing its queue. The
+// request completes with the data, with the hang-up (in the waker, or at
+// submission when the queue is already gone), or with 0 from the work
+// once POLLFREE has taken it off the queue.
+void PollWakeFree() {
+  PollSceneSetUp();
+  static long submitted;
+  submitted = 0;
+  explore::spawn(
+      [] { submitted = ukern_io_submit(pscene.ctx, 1, &pscene.cbp); }, 1);
+  explore::spawn(PFree, 2);
+  explore::irq(3, PWake);
+  explore::join();
+  EXPLORE_CHECK(submitted == 1);
+  long res = PollSceneEnd();
+  EXPLORE_CHECK(res == POLLIN || res == POLLHUP || res == 0);
+}
+
+void PollExplore(const char *name, void (*body)()) {
+  AioTestEnv env;
+  if (pdev_fd < 0) {
+    pdev_fd = eventfd(0, EFD_CLOEXEC);
+    EXPECT_EQ(aio_register_file(pdev_fd, &pdev_fops, FMODE_READ, nullptr), 0);
+  }
+  explore::Services services;
+  explore::run_test(name, body, SurviveOptions());
+}
+
+TEST(AioContract, PollWakeCancel) {
+  PollExplore("AioContract.PollWakeCancel", PollWakeCancel);
+}
+
+TEST(AioContract, PollWakeFree) {
+  PollExplore("AioContract.PollWakeFree", PollWakeFree);
 }
 
 }  // namespace
