@@ -792,13 +792,7 @@ constexpr __poll_t kHostPollEvents = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDNORM
 				     EPOLLWRNORM | EPOLLWRBAND | EPOLLMSG | EPOLLERR | EPOLLHUP |
 				     EPOLLRDHUP;
 
-/*
- * Every event the descriptor has now. A kernel file wakes its queue with
- * a key that holds more than the event a waiter asked for (a pipe's
- * writer passes EPOLLIN | EPOLLRDNORM), and aio completes a request with
- * that key: the events epoll reports are only those asked for, so the
- * key is made of both.
- */
+/* Every event the descriptor has now. */
 __poll_t host_poll_mask(int fd)
 {
 	struct pollfd pfd = { fd,
@@ -809,6 +803,27 @@ __poll_t host_poll_mask(int fd)
 	if (poll(&pfd, 1, 0) < 0 || (pfd.revents & POLLNVAL))
 		return 0;
 	return demangle_poll(pfd.revents);
+}
+
+/*
+ * The key to wake a host file's queue with. The host kernel's own key is
+ * not visible: epoll reports only the events asked for, while a file's
+ * waker passes the normal and band forms with them (a pipe's writer
+ * EPOLLIN | EPOLLRDNORM, an eventfd's signal EPOLLIN alone), and aio
+ * completes a request with the key. The reported events are taken with
+ * those of their forms the descriptor has now.
+ */
+__poll_t host_poll_key(__poll_t reported, int fd)
+{
+	__poll_t forms = 0;
+
+	if (reported & EPOLLIN)
+		forms |= EPOLLRDNORM | EPOLLRDBAND;
+	if (reported & EPOLLOUT)
+		forms |= EPOLLWRNORM | EPOLLWRBAND;
+	if (forms)
+		forms &= host_poll_mask(fd);
+	return (reported | forms) & kHostPollEvents;
 }
 
 void host_poller_main(host_poller *p)
@@ -829,8 +844,7 @@ void host_poller_main(host_poller *p)
 				}
 				continue;
 			}
-			wake_up_poll(&head->wqh,
-				     (evs[i].events | host_poll_mask(head->fd)) & kHostPollEvents);
+			wake_up_poll(&head->wqh, host_poll_key(evs[i].events, head->fd));
 		}
 		{
 			std::lock_guard<std::mutex> g(p->lock);

@@ -322,6 +322,21 @@ TEST_F(AioPollTest, HostPipeWaitsOnItsQueueAfterTheProgramClosesIt)
 	close(p[1]);
 }
 
+/* An eventfd's signal wakes with EPOLLIN alone, though it is writable too. */
+TEST_F(AioPollTest, HostEventfdCompletesWithTheSignalsKey)
+{
+	struct iocb cb;
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	uint64_t one = 1;
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(SubmitPoll(efd, POLLIN, &cb), 1);
+	ASSERT_EQ(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	struct io_event ev = Reap();
+	EXPECT_EQ(ev.res, POLLIN);
+	close(efd);
+}
+
 TEST_F(AioPollTest, HostPipeHangUp)
 {
 	struct iocb cb[2];

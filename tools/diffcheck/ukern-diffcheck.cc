@@ -1224,9 +1224,6 @@ const Known known[] = {
 	  "fsyncs, where the kernel's eventfd has no ->write_iter and no ->fsync (-EINVAL)" },
 	{ "^event cb[0-9] PREADV? eventfd", "res=-EINVAL", "res=",
 	  "ukern: an eventfd read of under 8 bytes completes with 0, the kernel's with -EINVAL" },
-	{ "^event cb[0-9] POLL eventfd", "res=1 ", "res=5 ",
-	  "ukern: a woken poll reports the file's whole mask (POLLIN|POLLOUT for an eventfd), "
-	  "the kernel the wake-up key (POLLIN)" },
 	{ "(PREADV?|PWRITEV?) (file|file_ro|file_wo|direct) [^|]*rwf=0x[0-9a-f]*[89a-f]( |]|$)",
 	  "^(-EOPNOTSUPP|[0-9]+)$", ".",
 	  "ukern: every host descriptor has FMODE_NOWAIT; the host kernel refuses RWF_NOWAIT "
