@@ -365,7 +365,6 @@ using uk::aio::SubmitMode;
 
 static struct kmem_cache *kiocb_cachep;
 static struct kmem_cache *kioctx_cachep;
-static atomic_long_t aio_live_ctx;
 
 struct mm_struct *aio_current_mm(void)
 {
@@ -559,9 +558,7 @@ static void free_ioctx(struct work_struct *work)
 	free_percpu(ctx->cpu);
 	percpu_ref_exit(&ctx->reqs);
 	percpu_ref_exit(&ctx->users);
-	mutex_destroy(&ctx->ring_lock);
 	kmem_cache_free(kioctx_cachep, ctx);
-	atomic_long_dec(&aio_live_ctx);
 }
 
 static void free_ioctx_reqs(struct percpu_ref *ref)
@@ -823,7 +820,6 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 
 	/* Setup done: page migration may touch the ring again. */
 	mutex_unlock(&ctx->ring_lock);
-	atomic_long_inc(&aio_live_ctx);
 
 	pr_debug("allocated ioctx %p[%ld]: mm=%p mask=0x%x\n", ctx, ctx->user_id, mm,
 		 ctx->nr_events);
@@ -2984,7 +2980,7 @@ unsigned table_nr(void)
 
 long nr_live_ctx(void)
 {
-	return atomic_long_read(&aio_live_ctx);
+	return kioctx_cachep ? (long)uk::slab_nr_allocated(kioctx_cachep) : 0;
 }
 
 long nr_ring_vmas(void)
