@@ -808,19 +808,22 @@ __poll_t host_poll_mask(int fd)
 /*
  * The key to wake a host file's queue with. The host kernel's own key is
  * not visible: epoll reports only the events asked for, while a file's
- * waker passes the normal and band forms with them (a pipe's writer
+ * waker passes every form of the readiness it signals (a pipe's writer
  * EPOLLIN | EPOLLRDNORM, an eventfd's signal EPOLLIN alone), and aio
- * completes a request with the key. The reported events are taken with
- * those of their forms the descriptor has now.
+ * completes a request with the key. A reported read or write event is
+ * taken with the forms of it (plain, normal, band) the descriptor has now.
  */
+constexpr __poll_t kHostPollRead = EPOLLIN | EPOLLRDNORM | EPOLLRDBAND;
+constexpr __poll_t kHostPollWrite = EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+
 __poll_t host_poll_key(__poll_t reported, int fd)
 {
 	__poll_t forms = 0;
 
-	if (reported & EPOLLIN)
-		forms |= EPOLLRDNORM | EPOLLRDBAND;
-	if (reported & EPOLLOUT)
-		forms |= EPOLLWRNORM | EPOLLWRBAND;
+	if (reported & kHostPollRead)
+		forms |= kHostPollRead;
+	if (reported & kHostPollWrite)
+		forms |= kHostPollWrite;
 	if (forms)
 		forms &= host_poll_mask(fd);
 	return (reported | forms) & kHostPollEvents;

@@ -337,6 +337,21 @@ TEST_F(AioPollTest, HostEventfdCompletesWithTheSignalsKey)
 	close(efd);
 }
 
+/* Asked for POLLRDNORM alone, the pipe's key still carries POLLIN with it. */
+TEST_F(AioPollTest, HostPipeKeyHoldsEveryFormOfTheReadiness)
+{
+	struct iocb cb;
+	int p[2];
+
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	ASSERT_EQ(SubmitPoll(p[0], POLLRDNORM, &cb), 1);
+	ASSERT_EQ(write(p[1], "x", 1), 1);
+	struct io_event ev = Reap();
+	EXPECT_EQ(ev.res, POLLIN | POLLRDNORM);
+	close(p[0]);
+	close(p[1]);
+}
+
 TEST_F(AioPollTest, HostPipeHangUp)
 {
 	struct iocb cb[2];
