@@ -75,8 +75,9 @@ class AioCompatTest : public AioTest
 	}
 	void TearDown() override
 	{
-		if (m_ && m_->ctx32)
+		if (m_ && m_->ctx32) {
 			EXPECT_EQ(ukern_io_destroy(m_->ctx32), 0);
+		}
 		close(fd_);
 		munmap(m_, sizeof(LowMem));
 		AioTest::TearDown();
