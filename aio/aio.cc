@@ -50,6 +50,7 @@
 #include <uk/linux/blkdev.h>
 #include <uk/linux/compat.h>
 #include <uk/linux/completion.h>
+#include <uk/linux/cred.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/eventfd.h>
@@ -262,6 +263,7 @@ struct fsync_iocb {
 	struct file *file;
 	struct aio_work work;
 	bool datasync;
+	struct cred *creds;
 };
 
 struct poll_iocb {
@@ -1595,22 +1597,6 @@ static void aio_complete_rw(struct kiocb *kiocb, long res)
 	iocb_put(iocb);
 }
 
-static bool aio_capable_prio(void)
-{
-	/* CAP_SYS_NICE (23) or CAP_SYS_ADMIN (21) in the effective set. */
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long long eff = 0;
-
-	if (!f)
-		return geteuid() == 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff & ((1ULL << 23) | (1ULL << 21));
-}
-
 static int ioprio_check_cap(int ioprio)
 {
 	int cls = IOPRIO_PRIO_CLASS(ioprio);
@@ -1618,7 +1604,8 @@ static int ioprio_check_cap(int ioprio)
 
 	switch (cls) {
 	case IOPRIO_CLASS_RT:
-		if (!aio_capable_prio())
+		/* CAP_SYS_ADMIN first: it is the one security modules expect */
+		if (!capable(CAP_SYS_ADMIN) && !capable(CAP_SYS_NICE))
 			return -EPERM;
 		fallthrough;
 	case IOPRIO_CLASS_BE:
@@ -1923,8 +1910,11 @@ static int aio_write(struct kiocb *req, const struct iocb *iocb, bool vectored, 
 static void aio_fsync_work(struct aio_work *work)
 {
 	struct aio_kiocb *iocb = container_of(work, struct aio_kiocb, fsync.work);
+	const struct cred *old_cred = override_creds(iocb->fsync.creds);
 
-	iocb->ki_res.res = iocb->fsync.file->f_op->fsync(iocb->fsync.file, iocb->fsync.datasync);
+	iocb->ki_res.res = vfs_fsync(iocb->fsync.file, iocb->fsync.datasync);
+	revert_creds(old_cred);
+	put_cred(iocb->fsync.creds);
 	iocb_put(iocb);
 }
 
@@ -1938,6 +1928,10 @@ static int aio_fsync(struct fsync_iocb *req, const struct iocb *iocb, bool datas
 
 	if (aio_file_pin(req->file))
 		return -ENOMEM;
+	req->creds = prepare_creds();
+	if (!req->creds)
+		return -ENOMEM;
+
 	req->datasync = datasync;
 	INIT_AIO_WORK(&req->work, aio_fsync_work);
 	aio_queue_work(&req->work);

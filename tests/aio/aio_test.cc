@@ -28,6 +28,7 @@
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
 #include <uk/linux/aio_fs.h>
+#include <uk/linux/cred.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/percpu.h>
 #include <uk/shim/cpu.h>
@@ -102,6 +103,22 @@ class RegisteredFd
 
       private:
 	int fd_;
+};
+
+/* A device whose fsync records the credentials it runs with. */
+std::atomic<uid_t> fsync_fsuid{ (uid_t)-1 };
+
+int recording_fsync(struct file *file, int datasync)
+{
+	fsync_fsuid = __kuid_val(current_fsuid());
+	return 0;
+}
+
+const struct file_operations recording_fops = {
+	.read_iter = nullptr,
+	.write_iter = nullptr,
+	.fsync = recording_fsync,
+	.poll = nullptr,
 };
 
 void PrepRead(struct iocb *cb, int fd, void *buf, size_t len)
@@ -674,6 +691,37 @@ TEST_F(AioTest, SharedContextStress)
 			EXPECT_EQ(seen[s], per);
 		EXPECT_EQ(ukern_io_destroy(ctx), 0);
 	}
+}
+
+/*
+ * FSYNC runs in a work item on the submitter's behalf: with the credentials
+ * the submitter had at io_submit(), whatever the worker's own are.
+ */
+TEST_F(AioTest, FsyncRunsWithTheSubmittersCredentials)
+{
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&recording_fops);
+	struct iocb cb = {}, *cbs[1] = { &cb };
+	struct io_event ev;
+	struct timespec ts = { 10, 0 };
+	long live = uk::nr_creds();
+
+	ASSERT_EQ(ukern_io_setup(4, &ctx), 0);
+	struct cred *c = prepare_creds();
+	ASSERT_NE(c, nullptr);
+	c->fsuid.val = 4242;
+	const struct cred *old = override_creds(c);
+	cb.aio_lio_opcode = IOCB_CMD_FSYNC;
+	cb.aio_fildes = dev.fd();
+	ASSERT_EQ(ukern_io_submit(ctx, 1, cbs), 1);
+	revert_creds(old);
+	put_cred(c);
+	ASSERT_EQ(ukern_io_getevents(ctx, 1, 1, &ev, &ts), 1);
+	EXPECT_EQ(ev.res, 0);
+	EXPECT_EQ(fsync_fsuid.load(), 4242u);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+	/* The work dropped the request's reference before completing it. */
+	EXPECT_EQ(uk::nr_creds(), live);
 }
 
 } // namespace

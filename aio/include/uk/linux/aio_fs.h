@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include <uk/linux/atomic.h>
+#include <uk/linux/errno.h>
 #include <uk/linux/types.h>
 
 typedef unsigned int fmode_t;
@@ -98,6 +99,14 @@ struct file {
 	atomic_long_t f_count;
 	void *private_data;
 };
+
+/* vfs_fsync() (fs/sync.c), for the whole file: ->fsync or -EINVAL. */
+static inline int vfs_fsync(struct file *file, int datasync)
+{
+	if (!file->f_op->fsync)
+		return -EINVAL;
+	return file->f_op->fsync(file, datasync);
+}
 
 /* The IOCB_* flags a file's open flags imply (include/linux/fs.h). */
 static inline int iocb_flags(struct file *file)
