@@ -28,16 +28,17 @@ static struct nullb_page *null_alloc_page(void)
 {
 	struct nullb_page *t_page;
 
-	t_page = (struct nullb_page *)kmalloc(sizeof(*t_page), GFP_NOIO);
+	t_page = (struct nullb_page *)kmalloc(sizeof(struct nullb_page), GFP_NOIO);
 	if (!t_page)
 		return NULL;
+
 	t_page->page = alloc_pages(GFP_NOIO, 0);
 	if (!t_page->page) {
 		kfree(t_page);
 		return NULL;
 	}
+
 	memset(t_page->bitmap, 0, sizeof(t_page->bitmap));
-	t_page->idx = 0;
 	return t_page;
 }
 

@@ -61,7 +61,7 @@ enum {
 struct nullb_page {
 	struct page *page;
 	DECLARE_BITMAP(bitmap, MAP_SZ);
-	unsigned long idx; /* the kernel keeps this in page->private */
+	unsigned long idx; /* the kernel keeps this in page->index */
 };
 
 /* Stand-in for the kernel's configfs fault_config group. */
