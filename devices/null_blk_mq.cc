@@ -110,7 +110,9 @@ static void null_complete_rq(struct request *rq)
 
 static enum hrtimer_restart null_cmd_timer_expired(struct hrtimer *timer)
 {
-	null_complete_rq(blk_mq_rq_from_pdu(container_of(timer, struct nullb_cmd, timer)));
+	struct nullb_cmd *cmd = container_of(timer, struct nullb_cmd, timer);
+
+	blk_mq_end_request(blk_mq_rq_from_pdu(cmd), cmd->error);
 	return HRTIMER_NORESTART;
 }
 
@@ -204,9 +206,10 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_m
 	if (hctx->flags & BLK_MQ_F_BLOCKING)
 		might_sleep();
 
-	if (!is_poll && nq->dev->irqmode == NULL_IRQ_TIMER)
-		hrtimer_setup(&cmd->timer, null_cmd_timer_expired, CLOCK_MONOTONIC,
-			      HRTIMER_MODE_REL);
+	if (!is_poll && nq->dev->irqmode == NULL_IRQ_TIMER) {
+		hrtimer_init(&cmd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		cmd->timer.function = null_cmd_timer_expired;
+	}
 	cmd->error = BLK_STS_OK;
 	cmd->nq = nq;
 	cmd->fake_timeout = should_timeout_request(nq->dev) || blk_should_fake_timeout(rq->q);
@@ -220,7 +223,8 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_m
 		 * for one queue); upstream accepts the same race, whose only
 		 * effect is that one path is taken twice in a row.
 		 */
-		if (data_race(++nq->requeue_selection) & 1)
+		data_race(nq->requeue_selection++);
+		if (data_race(nq->requeue_selection) & 1)
 			return BLK_STS_RESOURCE;
 		blk_mq_requeue_request(rq, true);
 		return BLK_STS_OK;
