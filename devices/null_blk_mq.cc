@@ -320,19 +320,16 @@ static int null_init_hctx(struct blk_mq_hw_ctx *hctx, void *driver_data, unsigne
 	nq = &nullb->queues[hctx_idx];
 	hctx->driver_data = nq;
 	null_init_queue(nullb, nq);
-	nullb->nr_queues++;
+
 	return 0;
 }
 
 static void null_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
 {
 	struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
-	struct nullb *nullb = (struct nullb *)hctx->queue->queuedata;
 
-	if (nq) {
+	if (nq)
 		WARN_ON_ONCE(!list_empty(&nq->poll_list));
-		nullb->nr_queues--;
-	}
 }
 
 static void null_map_queues(struct blk_mq_tag_set *set)

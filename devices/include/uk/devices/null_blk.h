@@ -148,7 +148,6 @@ struct nullb {
 	struct blk_mq_tag_set *tag_set; /* &__tag_set, or the global one (shared_tags) */
 	struct blk_mq_tag_set __tag_set;
 	struct nullb_queue *queues;
-	unsigned int nr_queues;
 	atomic_long_t cur_bytes; /* throttling budget left this tick */
 	struct hrtimer bw_timer;
 	unsigned long cache_flush_pos;
