@@ -15,6 +15,7 @@
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/jiffies.h>
+#include <uk/linux/kconfig.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/smp.h>
@@ -123,10 +124,33 @@ static void null_cmd_end_timer(struct nullb_cmd *cmd)
 	hrtimer_start(&cmd->timer, kt, HRTIMER_MODE_REL);
 }
 
-static void nullb_complete_cmd(struct nullb_cmd *cmd)
+static void nullb_zero_read_cmd_buffer(struct nullb_cmd *cmd)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct nullb_device *dev = cmd->nq->dev;
+	struct bio *bio;
+
+	if (!dev->memory_backed && req_op(rq) == REQ_OP_READ) {
+		/* clang-format off */
+		__rq_for_each_bio(bio, rq)
+			zero_fill_bio(bio);
+		/* clang-format on */
+	}
+}
+
+static inline void nullb_complete_cmd(struct nullb_cmd *cmd)
 {
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 
+	/*
+	 * A device that is not memory backed never writes the buffers of a
+	 * read. That is harmless, but KMSAN reports the uninitialized data
+	 * when the caller reads it, so a KMSAN build clears them first.
+	 */
+	if (IS_ENABLED(CONFIG_KMSAN))
+		nullb_zero_read_cmd_buffer(cmd);
+
+	/* Inline, from the completion softirq, or when the timer fires. */
 	switch (cmd->nq->dev->irqmode) {
 	case NULL_IRQ_SOFTIRQ:
 		blk_mq_complete_request(rq);
