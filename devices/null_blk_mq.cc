@@ -167,7 +167,8 @@ static inline void nullb_complete_cmd(struct nullb_cmd *cmd)
 static void null_handle_cmd(struct nullb_cmd *cmd, sector_t sector, sector_t nr_sectors,
 			    enum req_op op)
 {
-	struct nullb *nullb = null_rq_nullb(blk_mq_rq_from_pdu(cmd));
+	struct nullb_device *dev = cmd->nq->dev;
+	struct nullb *nullb = dev->nullb;
 	blk_status_t sts;
 
 	if (op == REQ_OP_FLUSH) {
@@ -175,7 +176,10 @@ static void null_handle_cmd(struct nullb_cmd *cmd, sector_t sector, sector_t nr_
 		goto out;
 	}
 
-	sts = null_process_cmd(cmd, op, sector, nr_sectors);
+	if (dev->zoned)
+		sts = null_process_zoned_cmd(cmd, op, sector, nr_sectors);
+	else
+		sts = null_process_cmd(cmd, op, sector, nr_sectors);
 
 	/* An earlier error (a timeout) wins. */
 	if (cmd->error == BLK_STS_OK)

@@ -273,4 +273,17 @@ blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
 blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op, sector_t sector,
 			      unsigned int nr_sectors);
 
+/* ---- zoned devices: none here, as in a kernel without CONFIG_BLK_DEV_ZONED ---- */
+static inline blk_status_t null_process_zoned_cmd(struct nullb_cmd *cmd, enum req_op op,
+						  sector_t sector, sector_t nr_sectors)
+{
+	return BLK_STS_NOTSUPP;
+}
+
+static inline size_t null_zone_valid_read_len(struct nullb *nullb, sector_t sector,
+					      unsigned int len)
+{
+	return len;
+}
+
 #endif /* UK_DEVICES_NULL_BLK_H */
