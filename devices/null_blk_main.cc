@@ -801,7 +801,15 @@ static int nullb_apply_poll_queues(struct nullb_device *dev, unsigned int poll_q
 	return nullb_update_nr_hw_queues(dev, dev->submit_queues, poll_queues);
 }
 
-enum nullb_attr_type { A_UINT, A_ULONG, A_BOOL, A_POWER, A_BADBLOCKS, A_WO_ZONE };
+enum nullb_attr_type {
+	A_UINT,
+	A_ULONG,
+	A_BOOL,
+	A_POWER,
+	A_BADBLOCKS,
+	A_ZONE_OFFLINE,
+	A_ZONE_READONLY,
+};
 
 struct nullb_attr {
 	const char *name;
@@ -850,8 +858,8 @@ static const struct nullb_attr nullb_device_attrs[] = {
 	NA(zone_max_active, A_UINT),
 	NA(zone_max_open, A_UINT),
 	NA(zone_nr_conv, A_UINT),
-	{ "zone_offline", A_WO_ZONE, 0, NULL },
-	{ "zone_readonly", A_WO_ZONE, 0, NULL },
+	{ "zone_offline", A_ZONE_OFFLINE, 0, NULL },
+	{ "zone_readonly", A_ZONE_READONLY, 0, NULL },
 	NA(zone_size, A_ULONG),
 	NA(zoned, A_BOOL),
 };
@@ -1012,6 +1020,18 @@ out:
 	return ret;
 }
 
+static ssize_t nullb_device_zone_readonly_store(struct nullb_device *dev, const char *page,
+						size_t count)
+{
+	return zone_cond_store(dev, page, count, BLK_ZONE_COND_READONLY);
+}
+
+static ssize_t nullb_device_zone_offline_store(struct nullb_device *dev, const char *page,
+					       size_t count)
+{
+	return zone_cond_store(dev, page, count, BLK_ZONE_COND_OFFLINE);
+}
+
 /* "timeout_inject/<knob>" and friends: the fault_config configfs groups. */
 static struct fault_attr *nullb_fault_group(struct nullb_device *dev, const char *attr,
 					    const char **knob)
@@ -1107,9 +1127,10 @@ ssize_t nullb_attr_store(struct nullb_device *dev, const char *name, const char 
 		return nullb_device_power_store(dev, page, count);
 	case A_BADBLOCKS:
 		return nullb_device_badblocks_store(dev, page, count);
-	case A_WO_ZONE:
-		/* zone_cond_store(): only meaningful on a zoned device. */
-		return -EINVAL;
+	case A_ZONE_OFFLINE:
+		return nullb_device_zone_offline_store(dev, page, count);
+	case A_ZONE_READONLY:
+		return nullb_device_zone_readonly_store(dev, page, count);
 	case A_UINT: {
 		int (*apply_fn)(struct nullb_device * dev, unsigned int new_value) = a->apply;
 		unsigned int new_value = 0;
@@ -1176,7 +1197,8 @@ static ssize_t nullb_attr_show_one(struct nullb_device *dev, const char *name, c
 		return nullb_device_power_show(dev, page);
 	case A_BADBLOCKS:
 		return nullb_device_badblocks_show(dev, page);
-	case A_WO_ZONE:
+	case A_ZONE_OFFLINE:
+	case A_ZONE_READONLY:
 		return -EPERM;
 	case A_UINT:
 		return nullb_device_uint_attr_show(*(unsigned int *)field, page);

@@ -227,6 +227,9 @@ TEST_F(NullBlkTest, ConfigfsAttributes) {
   EXPECT_EQ(Attr(dev, "fua"), "1\n");
   EXPECT_EQ(Attr(dev, "power"), "0\n");
   EXPECT_EQ(Attr(dev, "zone_readonly"), "ERR-1");  // write-only: -EPERM
+  // No zoned devices: zone_cond_store() refuses as without CONFIG_BLK_DEV_ZONED.
+  EXPECT_EQ(Store(dev, "zone_readonly", "0"), -EOPNOTSUPP);
+  EXPECT_EQ(Store(dev, "zone_offline", "0"), -EOPNOTSUPP);
   EXPECT_EQ(Attr(dev, "nope"), "ERR-2");
 
   EXPECT_EQ(Store(dev, "size", "1024\n"), 5);

@@ -12,6 +12,8 @@
 #ifndef UK_DEVICES_NULL_BLK_H
 #define UK_DEVICES_NULL_BLK_H
 
+#include <linux/blkzoned.h>
+
 #include <uk/linux/atomic.h>
 #include <uk/linux/badblocks.h>
 #include <uk/linux/bio.h>
@@ -284,6 +286,12 @@ static inline size_t null_zone_valid_read_len(struct nullb *nullb, sector_t sect
 					      unsigned int len)
 {
 	return len;
+}
+
+static inline ssize_t zone_cond_store(struct nullb_device *dev, const char *page, size_t count,
+				      enum blk_zone_cond cond)
+{
+	return -EOPNOTSUPP;
 }
 
 #endif /* UK_DEVICES_NULL_BLK_H */
