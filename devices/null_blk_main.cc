@@ -43,19 +43,19 @@ static bool g_virt_boundary;
 module_param_named(virt_boundary, g_virt_boundary, bool, 0444);
 MODULE_PARM_DESC(virt_boundary, "Devices require a virtual boundary. Default: false");
 
-static int g_no_sched;
+int g_no_sched;
 module_param_named(no_sched, g_no_sched, int, 0444);
 MODULE_PARM_DESC(no_sched, "No I/O scheduler");
 
-static int g_submit_queues = 1;
+int g_submit_queues = 1;
 module_param_named(submit_queues, g_submit_queues, int, 0444);
 MODULE_PARM_DESC(submit_queues, "Submission queues (hardware contexts)");
 
-static int g_poll_queues = 1;
+int g_poll_queues = 1;
 module_param_named(poll_queues, g_poll_queues, int, 0444);
 MODULE_PARM_DESC(poll_queues, "Polled (IOPOLL) submission queues");
 
-static int g_home_node = NUMA_NO_NODE;
+int g_home_node = NUMA_NO_NODE;
 module_param_named(home_node, g_home_node, int, 0444);
 MODULE_PARM_DESC(home_node, "NUMA home node of the devices");
 
@@ -122,7 +122,7 @@ static unsigned int nr_devices = 1;
 module_param(nr_devices, uint, 0444);
 MODULE_PARM_DESC(nr_devices, "Devices made at load (nullb0, nullb1, ...)");
 
-static bool g_blocking;
+bool g_blocking;
 module_param_named(blocking, g_blocking, bool, 0444);
 MODULE_PARM_DESC(blocking, "Register as a blocking blk-mq driver");
 
@@ -130,7 +130,7 @@ static bool g_shared_tags;
 module_param_named(shared_tags, g_shared_tags, bool, 0444);
 MODULE_PARM_DESC(shared_tags, "One tag set shared by all devices");
 
-static bool g_shared_tag_bitmap;
+bool g_shared_tag_bitmap;
 module_param_named(shared_tag_bitmap, g_shared_tag_bitmap, bool, 0444);
 MODULE_PARM_DESC(shared_tag_bitmap, "One tag bitmap shared by all submission queues");
 
@@ -156,7 +156,7 @@ static unsigned long g_completion_nsec = 10000;
 module_param_named(completion_nsec, g_completion_nsec, ulong, 0444);
 MODULE_PARM_DESC(completion_nsec, "Completion delay in ns with irqmode=2. Default: 10000");
 
-static int g_hw_queue_depth = 64;
+int g_hw_queue_depth = 64;
 module_param_named(hw_queue_depth, g_hw_queue_depth, int, 0444);
 MODULE_PARM_DESC(hw_queue_depth, "Tags per hardware queue. Default: 64");
 
@@ -288,19 +288,6 @@ void null_start_stopped_hw_queues(struct nullb *nullb)
 	/* null_restart_queue_async() */
 	if (nullb->q)
 		blk_mq_start_stopped_hw_queues(nullb->q, true);
-}
-
-void null_global_queue_params(unsigned int *submit_queues, unsigned int *poll_queues,
-			      unsigned int *hw_queue_depth, int *home_node, bool *no_sched,
-			      bool *shared_tag_bitmap, bool *blocking)
-{
-	*submit_queues = g_submit_queues;
-	*poll_queues = g_poll_queues;
-	*hw_queue_depth = g_hw_queue_depth;
-	*home_node = g_home_node;
-	*no_sched = g_no_sched;
-	*shared_tag_bitmap = g_shared_tag_bitmap;
-	*blocking = g_blocking;
 }
 
 /* ---- fault injection ---- */

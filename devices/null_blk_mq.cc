@@ -363,12 +363,10 @@ static void null_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
 static void null_map_queues(struct blk_mq_tag_set *set)
 {
 	struct nullb *nullb = (struct nullb *)set->driver_data;
-	unsigned int submit_queues, poll_queues, depth;
-	int i, qoff, home_node;
-	bool no_sched, shared_tag_bitmap, blocking;
+	int i, qoff;
+	unsigned int submit_queues = g_submit_queues;
+	unsigned int poll_queues = g_poll_queues;
 
-	null_global_queue_params(&submit_queues, &poll_queues, &depth, &home_node, &no_sched,
-				 &shared_tag_bitmap, &blocking);
 	if (nullb) {
 		struct nullb_device *dev = nullb->dev;
 
@@ -376,10 +374,10 @@ static void null_map_queues(struct blk_mq_tag_set *set)
 		 * A failed nr_hw_queues update leaves the set as it was:
 		 * map with the previous counts then.
 		 */
-		if (dev->submit_queues + dev->poll_queues == set->nr_hw_queues) {
+		if (set->nr_hw_queues == dev->submit_queues + dev->poll_queues) {
 			submit_queues = dev->submit_queues;
 			poll_queues = dev->poll_queues;
-		} else if (dev->prev_submit_queues + dev->prev_poll_queues == set->nr_hw_queues) {
+		} else if (set->nr_hw_queues == dev->prev_submit_queues + dev->prev_poll_queues) {
 			submit_queues = dev->prev_submit_queues;
 			poll_queues = dev->prev_poll_queues;
 		} else {
@@ -441,27 +439,23 @@ static int null_init_tag_set(struct blk_mq_tag_set *set, int poll_queues)
 
 static int null_init_global_tag_set(void)
 {
-	unsigned int submit_queues, poll_queues, depth;
-	bool no_sched, shared_tag_bitmap, blocking;
-	int home_node, error;
+	int error;
 
 	if (tag_set.ops)
 		return 0;
 
-	null_global_queue_params(&submit_queues, &poll_queues, &depth, &home_node, &no_sched,
-				 &shared_tag_bitmap, &blocking);
-	tag_set.nr_hw_queues = submit_queues;
-	tag_set.queue_depth = depth;
-	tag_set.numa_node = home_node;
+	tag_set.nr_hw_queues = g_submit_queues;
+	tag_set.queue_depth = g_hw_queue_depth;
+	tag_set.numa_node = g_home_node;
 	tag_set.flags = 0;
-	if (no_sched)
+	if (g_no_sched)
 		tag_set.flags |= BLK_MQ_F_NO_SCHED_BY_DEFAULT;
-	if (shared_tag_bitmap)
+	if (g_shared_tag_bitmap)
 		tag_set.flags |= BLK_MQ_F_TAG_HCTX_SHARED;
-	if (blocking)
+	if (g_blocking)
 		tag_set.flags |= BLK_MQ_F_BLOCKING;
 
-	error = null_init_tag_set(&tag_set, poll_queues);
+	error = null_init_tag_set(&tag_set, g_poll_queues);
 	if (error)
 		tag_set.ops = NULL;
 	return error;
@@ -499,19 +493,16 @@ static int null_setup_tagset(struct nullb *nullb)
 
 static int setup_queues(struct nullb *nullb)
 {
-	unsigned int submit_queues, poll_queues, depth;
-	bool no_sched, shared_tag_bitmap, blocking;
-	int nqueues = nr_cpu_ids, home_node;
+	int nqueues = nr_cpu_ids;
 
-	null_global_queue_params(&submit_queues, &poll_queues, &depth, &home_node, &no_sched,
-				 &shared_tag_bitmap, &blocking);
-	if (poll_queues)
-		nqueues += poll_queues;
+	if (g_poll_queues)
+		nqueues += g_poll_queues;
 
 	nullb->queues =
 		(struct nullb_queue *)kcalloc(nqueues, sizeof(struct nullb_queue), GFP_KERNEL);
 	if (!nullb->queues)
 		return -ENOMEM;
+
 	return 0;
 }
 

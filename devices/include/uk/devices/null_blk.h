@@ -225,10 +225,18 @@ void null_free_dev_blk(struct nullb *nullb);
 int null_update_nr_hw_queues_blk(struct nullb *nullb, unsigned int nr_hw_queues);
 /* Module exit: frees the global tag set (shared_tags) if it was built. */
 void null_free_global_tag_set(void);
-/* The module parameters the global tag set is built from. */
-void null_global_queue_params(unsigned int *submit_queues, unsigned int *poll_queues,
-			      unsigned int *hw_queue_depth, int *home_node, bool *no_sched,
-			      bool *shared_tag_bitmap, bool *blocking);
+/*
+ * The module parameters that the blk-mq half (null_blk_mq.cc) reads, as the
+ * functions of main.c read them: queue counts, depth and flags of the global
+ * tag set, and the queue maps.
+ */
+extern int g_no_sched;
+extern int g_submit_queues;
+extern int g_poll_queues;
+extern int g_home_node;
+extern bool g_blocking;
+extern bool g_shared_tag_bitmap;
+extern int g_hw_queue_depth;
 /* blk_mq_stop_hw_queues / blk_mq_start_stopped_hw_queues for throttling. */
 void null_stop_hw_queues(struct nullb *nullb);
 void null_start_stopped_hw_queues(struct nullb *nullb);
