@@ -38,10 +38,10 @@ static inline struct nullb *null_rq_nullb(struct request *rq)
 
 /* ---- command processing ---- */
 
-static blk_status_t null_handle_data_transfer(struct nullb_cmd *cmd, sector_t nr_sectors)
+static blk_status_t null_handle_rq(struct nullb_cmd *cmd, sector_t nr_sectors)
 {
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
-	struct nullb *nullb = null_rq_nullb(rq);
+	struct nullb *nullb = cmd->nq->dev->nullb;
 	blk_status_t err = BLK_STS_OK;
 	unsigned int len;
 	loff_t pos = (loff_t)blk_rq_pos(rq) << SECTOR_SHIFT;
@@ -81,7 +81,7 @@ static inline blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum
 
 	if (op == REQ_OP_DISCARD)
 		return null_handle_discard(dev, sector, nr_sectors);
-	return null_handle_data_transfer(cmd, nr_sectors);
+	return null_handle_rq(cmd, nr_sectors);
 }
 
 static blk_status_t null_process_cmd(struct nullb_cmd *cmd, enum req_op op, sector_t sector,

@@ -265,7 +265,7 @@ blk_status_t null_handle_flush(struct nullb *nullb);
 blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
 			   unsigned int off, bool is_write, loff_t pos, bool is_fua);
 /*
- * The data part of null_handle_data_transfer() for a bio: at most
+ * The data part of null_handle_rq() for a bio: at most
  * @nr_sectors, starting at bio->bi_iter.bi_sector (takes nullb->lock).
  */
 blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors);
