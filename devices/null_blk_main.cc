@@ -269,27 +269,6 @@ ssize_t null_blk_param_show(const char *name, char *page)
 	return param_show(full, page);
 }
 
-/* ---- queue stop/start for throttling ---- */
-
-void null_stop_hw_queues(struct nullb *nullb)
-{
-	WRITE_ONCE(nullb->hw_queues_stopped, true);
-	nullb->nr_queue_stops++;
-	if (nullb->q)
-		blk_mq_stop_hw_queues(nullb->q);
-}
-
-void null_start_stopped_hw_queues(struct nullb *nullb)
-{
-	if (READ_ONCE(nullb->hw_queues_stopped)) {
-		WRITE_ONCE(nullb->hw_queues_stopped, false);
-		nullb->nr_queue_starts++;
-	}
-	/* null_restart_queue_async() */
-	if (nullb->q)
-		blk_mq_start_stopped_hw_queues(nullb->q, true);
-}
-
 /* ---- fault injection ---- */
 
 /*
@@ -372,7 +351,7 @@ static enum hrtimer_restart nullb_bwtimer_fn(struct hrtimer *timer)
 		return HRTIMER_NORESTART;
 
 	atomic_long_set(&nullb->cur_bytes, mb_per_tick(mbps));
-	null_start_stopped_hw_queues(nullb);
+	blk_mq_start_stopped_hw_queues(nullb->q, true);
 
 	hrtimer_forward_now(&nullb->bw_timer, timer_interval);
 	return HRTIMER_RESTART;
@@ -396,10 +375,10 @@ blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes)
 		hrtimer_restart(&nullb->bw_timer);
 
 	if (atomic_long_sub_return(bytes, &nullb->cur_bytes) < 0) {
-		null_stop_hw_queues(nullb);
+		blk_mq_stop_hw_queues(nullb->q);
 		/* The timer may have refilled between the sub and the stop. */
 		if (atomic_long_read(&nullb->cur_bytes) > 0)
-			null_start_stopped_hw_queues(nullb);
+			blk_mq_start_stopped_hw_queues(nullb->q, true);
 		sts = BLK_STS_DEV_RESOURCE;
 	}
 	return sts;
@@ -653,7 +632,7 @@ void null_del_dev(struct nullb *nullb)
 	if (test_bit(NULLB_DEV_FL_THROTTLED, &dev->flags)) {
 		hrtimer_cancel(&nullb->bw_timer);
 		atomic_long_set(&nullb->cur_bytes, LONG_MAX);
-		null_start_stopped_hw_queues(nullb);
+		blk_mq_start_stopped_hw_queues(nullb->q, true);
 		clear_bit(NULLB_DEV_FL_THROTTLED, &dev->flags);
 	}
 	null_free_dev_blk(nullb);

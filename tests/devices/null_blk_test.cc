@@ -626,11 +626,11 @@ TEST_F(NullBlkTest, ThrottleRefillsPerTick) {
   for (int i = 0; i < 5; i++)
     EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_OK);
   EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_DEV_RESOURCE);
-  EXPECT_TRUE(nb->hw_queues_stopped);
+  EXPECT_TRUE(blk_mq_queue_stopped(nb->q));
   uk::virtual_clock_advance(kBwTimerInterval - 1);
-  EXPECT_TRUE(nb->hw_queues_stopped);  // not yet
+  EXPECT_TRUE(blk_mq_queue_stopped(nb->q));  // not yet
   uk::virtual_clock_advance(1);
-  EXPECT_FALSE(nb->hw_queues_stopped);  // refilled and restarted
+  EXPECT_FALSE(blk_mq_queue_stopped(nb->q));  // refilled and restarted
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
   // An idle tick stops the timer; the next request restarts it.
   uk::virtual_clock_advance(kBwTimerInterval);

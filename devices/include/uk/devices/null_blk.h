@@ -156,9 +156,6 @@ struct nullb {
 	spinlock_t lock;	     /* storage (radix trees, pages) */
 	sector_t capacity;	     /* in 512-byte sectors */
 	unsigned int max_hw_sectors; /* validated queue limit */
-	bool hw_queues_stopped;	     /* null_stop_hw_queues() state */
-	unsigned long nr_queue_stops;
-	unsigned long nr_queue_starts;
 	char disk_name[NULLB_DISK_NAME_LEN];
 };
 
@@ -237,9 +234,6 @@ extern int g_home_node;
 extern bool g_blocking;
 extern bool g_shared_tag_bitmap;
 extern int g_hw_queue_depth;
-/* blk_mq_stop_hw_queues / blk_mq_start_stopped_hw_queues for throttling. */
-void null_stop_hw_queues(struct nullb *nullb);
-void null_start_stopped_hw_queues(struct nullb *nullb);
 
 /* ---- fault injection (CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION) ---- */
 bool should_timeout_request(struct nullb_device *dev);
@@ -250,7 +244,7 @@ bool should_init_hctx_fail(struct nullb_device *dev);
 /*
  * null_handle_throttled() for a request of @bytes: BLK_STS_OK, or
  * BLK_STS_DEV_RESOURCE after stopping the hw queues (the bw_timer refill
- * restarts them).
+ * restarts them: blk_mq_queue_stopped() tells).
  */
 blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes);
 
