@@ -314,18 +314,14 @@ static bool __null_setup_fault(struct fault_attr *attr, char *str)
 
 static bool null_setup_fault(void)
 {
-	if (!__null_setup_fault(&null_timeout_attr, g_timeout_str)) {
-		pr_err("invalid timeout fault injection string '%s'\n", g_timeout_str);
+#ifdef CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION
+	if (!__null_setup_fault(&null_timeout_attr, g_timeout_str))
 		return false;
-	}
-	if (!__null_setup_fault(&null_requeue_attr, g_requeue_str)) {
-		pr_err("invalid requeue fault injection string '%s'\n", g_requeue_str);
+	if (!__null_setup_fault(&null_requeue_attr, g_requeue_str))
 		return false;
-	}
-	if (!__null_setup_fault(&null_init_hctx_attr, g_init_hctx_str)) {
-		pr_err("invalid init_hctx fault injection string '%s'\n", g_init_hctx_str);
+	if (!__null_setup_fault(&null_init_hctx_attr, g_init_hctx_str))
 		return false;
-	}
+#endif
 	return true;
 }
 
@@ -394,9 +390,11 @@ static struct nullb_device *null_alloc_dev(void)
 	if (!dev)
 		return NULL;
 
+#ifdef CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION
 	dev->timeout_config.attr = null_timeout_attr;
 	dev->requeue_config.attr = null_requeue_attr;
 	dev->init_hctx_fault_config.attr = null_init_hctx_attr;
+#endif
 
 	INIT_LIST_HEAD(&dev->cfs_list);
 	INIT_RADIX_TREE(&dev->data, GFP_ATOMIC);

@@ -184,8 +184,9 @@ TEST_F(NullBlkTest, InitCreatesNrDevicesAndValidates) {
 
   null_blk_reset_module_params();
   ASSERT_EQ(null_blk_module_params("requeue=1,2"), 0);
+  log_.clear();
   EXPECT_EQ(null_init(), -EINVAL);
-  EXPECT_TRUE(Logged("requeue"));
+  EXPECT_TRUE(Logged("FAULT_INJECTION: failed to parse arguments"));
   EXPECT_EQ(null_nr_devices(), 0u);
 
   null_blk_reset_module_params();

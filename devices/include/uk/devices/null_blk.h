@@ -32,6 +32,12 @@
 #define NUMA_NO_NODE (-1)
 #endif
 
+/*
+ * The Kconfig option that builds null_blk's fault injection: always on here,
+ * so that the timeout, requeue and init_hctx faults can be tested.
+ */
+#define CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION 1
+
 #define NULLB_DISK_NAME_LEN 32
 #define NULLB_FAULT_STR_LEN 80
 
