@@ -59,13 +59,16 @@ static bool null_page_empty(struct nullb_page *page)
 	return find_first_bit(page->bitmap, size) == (unsigned long)size;
 }
 
-/* radix_tree_delete_item(): delete only if @item is what the slot holds. */
-static struct nullb_page *null_radix_tree_delete_item(struct radix_tree_root *root,
-						      unsigned long idx, struct nullb_page *item)
+/*
+ * The v3.4 radix tree has no radix_tree_delete_item(): this is its contract
+ * for the callers below. The entry at @index goes only when it is @item (any
+ * entry when @item is NULL); the deleted entry is returned, or NULL.
+ */
+static void *radix_tree_delete_item(struct radix_tree_root *root, unsigned long index, void *item)
 {
-	if (radix_tree_lookup(root, idx) != item)
+	if (item && radix_tree_lookup(root, index) != item)
 		return NULL;
-	return (struct nullb_page *)radix_tree_delete(root, idx);
+	return radix_tree_delete(root, index);
 }
 
 static void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache)
@@ -84,7 +87,7 @@ static void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache
 		__clear_bit(sector_bit, t_page->bitmap);
 
 		if (null_page_empty(t_page)) {
-			ret = null_radix_tree_delete_item(root, idx, t_page);
+			ret = (struct nullb_page *)radix_tree_delete_item(root, idx, t_page);
 			WARN_ON(ret != t_page);
 			null_free_page(ret);
 			if (is_cache)
@@ -127,7 +130,7 @@ void null_free_device_storage(struct nullb_device *dev, bool is_cache)
 
 		for (i = 0; i < nr_pages; i++) {
 			pos = t_pages[i]->idx;
-			ret = null_radix_tree_delete_item(root, pos, t_pages[i]);
+			ret = (struct nullb_page *)radix_tree_delete_item(root, pos, t_pages[i]);
 			WARN_ON(ret != t_pages[i]);
 			null_free_page(ret);
 		}
@@ -222,7 +225,8 @@ static int null_flush_cache_page(struct nullb *nullb, struct nullb_page *c_page)
 		/* Discarded while we were unlocked. */
 		null_free_page(c_page);
 		if (t_page && null_page_empty(t_page)) {
-			ret = null_radix_tree_delete_item(&nullb->dev->data, idx, t_page);
+			ret = (struct nullb_page *)radix_tree_delete_item(&nullb->dev->data, idx,
+									  t_page);
 			null_free_page(t_page);
 		}
 		return 0;
@@ -245,7 +249,7 @@ static int null_flush_cache_page(struct nullb *nullb, struct nullb_page *c_page)
 	kunmap_local(dst);
 	kunmap_local(src);
 
-	ret = null_radix_tree_delete_item(&nullb->dev->cache, idx, c_page);
+	ret = (struct nullb_page *)radix_tree_delete_item(&nullb->dev->cache, idx, c_page);
 	null_free_page(ret);
 	nullb->dev->curr_cache -= PAGE_SIZE;
 	return 0;
@@ -376,7 +380,7 @@ blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sect
 
 blk_status_t null_handle_flush(struct nullb *nullb)
 {
-	int err = 0;
+	int err;
 
 	if (!null_cache_active(nullb))
 		return 0;
