@@ -359,6 +359,12 @@ void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n)
 	}
 }
 
+static void nullb_fill_pattern(struct nullb *nullb, struct page *page, unsigned int len,
+			       unsigned int off)
+{
+	memset((char *)kmap_local_page(page) + off, 0xff, len);
+}
+
 blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors)
 {
 	struct nullb *nullb = dev->nullb;
@@ -399,14 +405,27 @@ blk_status_t null_handle_flush(struct nullb *nullb)
 blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
 			   unsigned int off, bool is_write, loff_t pos, bool is_fua)
 {
+	struct nullb_device *dev = nullb->dev;
+	unsigned int valid_len = len;
 	blk_status_t err = BLK_STS_OK;
 	char *p;
 
-	p = (char *)kmap_local_page(page) + off;
-	if (!is_write)
-		copy_from_nullb(nullb, p, pos, len);
-	else
-		err = copy_to_nullb(nullb, p, pos, len, is_fua);
+	p = (char *)kmap_local_page(page);
+	if (!is_write) {
+		if (dev->zoned)
+			valid_len = null_zone_valid_read_len(nullb, pos >> SECTOR_SHIFT, len);
+
+		if (valid_len) {
+			copy_from_nullb(nullb, p + off, pos, valid_len);
+			off += valid_len;
+			len -= valid_len;
+		}
+
+		if (len)
+			nullb_fill_pattern(nullb, page, len, off);
+	} else {
+		err = copy_to_nullb(nullb, p + off, pos, len, is_fua);
+	}
 	kunmap_local(p);
 	return err;
 }
