@@ -297,11 +297,6 @@ bool should_requeue_request(struct nullb_device *dev)
 	return should_fail(&dev->requeue_config.attr, 1);
 }
 
-bool should_init_hctx_fail(struct nullb_device *dev)
-{
-	return should_fail(&dev->init_hctx_fault_config.attr, 1);
-}
-
 static bool __null_setup_fault(struct fault_attr *attr, char *str)
 {
 	if (!str[0])

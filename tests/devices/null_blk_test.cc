@@ -445,7 +445,6 @@ TEST_F(NullBlkTest, FaultInjection) {
   int requeues = 0;
   for (int i = 0; i < 10; i++) requeues += should_requeue_request(nb->dev);
   EXPECT_EQ(requeues, 5);  // every 2nd call, unlimited times
-  EXPECT_FALSE(should_init_hctx_fail(nb->dev));
 
   // configfs devices copy the module attrs; the groups tune them.
   struct nullb_device *dev = nullb_group_make("fi");
@@ -455,8 +454,11 @@ TEST_F(NullBlkTest, FaultInjection) {
   EXPECT_EQ(Store(dev, "init_hctx_fault_inject/probability", "101"), -EINVAL);
   EXPECT_EQ(Store(dev, "init_hctx_fault_inject/interval", "0"), -EINVAL);
   EXPECT_EQ(Store(dev, "init_hctx_fault_inject/bogus", "0"), -ENOENT);
-  EXPECT_TRUE(should_init_hctx_fail(dev));
-  EXPECT_FALSE(should_init_hctx_fail(dev));
+  // The one failure allowed makes the first power on fail in null_init_hctx().
+  EXPECT_LT(Store(dev, "power", "1"), 0);
+  EXPECT_EQ(Attr(dev, "power"), "0\n");
+  EXPECT_EQ(Store(dev, "power", "1"), 1);
+  EXPECT_EQ(Attr(dev, "power"), "1\n");
   nullb_group_drop(dev);
 }
 

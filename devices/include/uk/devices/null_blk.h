@@ -244,7 +244,6 @@ extern int g_hw_queue_depth;
 /* ---- fault injection (CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION) ---- */
 bool should_timeout_request(struct nullb_device *dev);
 bool should_requeue_request(struct nullb_device *dev);
-bool should_init_hctx_fail(struct nullb_device *dev);
 
 /* ---- throttling (mbps) ---- */
 /*
