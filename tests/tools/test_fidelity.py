@@ -12,6 +12,7 @@ import unittest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "tools", "kpatch"))
+import cnorm  # noqa: E402
 import fidelity  # noqa: E402
 
 KERNEL = """\
@@ -146,6 +147,35 @@ def fake_upstream(ported, kernel_dir):
     mod.ensure_base = lambda top, base, kpaths: {
         k: os.path.join(kernel_dir, k) for k in kpaths}
     return mod
+
+
+class CompoundStoreTest(unittest.TestCase):
+    """WRITE_ONCE(x, x OP e) against the kernel's x OP= e (cnorm)."""
+
+    def norm(self, text):
+        return " ".join(cnorm.normalized_text(text))
+
+    def same(self, kernel, ours):
+        self.assertEqual(self.norm(kernel), self.norm(ours))
+
+    def test_marked_read_modify_write_reads_as_compound(self):
+        self.same("r->ptr |= FLAG;", "WRITE_ONCE(r->ptr, READ_ONCE(r->ptr) | FLAG);")
+        self.same("r->ptr &= ~FLAG;", "WRITE_ONCE(r->ptr, r->ptr & ~(unsigned long)FLAG);")
+        self.same("*w |= BIT_MASK(n);", "WRITE_ONCE(*w, READ_ONCE(*w) | BIT_MASK(n));")
+        self.same("r->ptr |= cnt(&d->c) << BITS;",
+                  "WRITE_ONCE(r->ptr, r->ptr | (unsigned long)cnt(&d->c) << BITS);")
+        self.same("x->done++;", "WRITE_ONCE(x->done, x->done + 1);")
+        self.same("x->done--;", "WRITE_ONCE(x->done, x->done - 1);")
+        self.same("n -= a * b;", "WRITE_ONCE(n, n - a * b);")
+
+    def test_regrouping_or_other_forms_stay_plain(self):
+        # x - (a - b) is not (x - a) - b, nor x | a ? b : c one compound store.
+        self.assertEqual(self.norm("WRITE_ONCE(x, x - a - b);"), "x = x - a - b ;")
+        self.assertEqual(self.norm("WRITE_ONCE(x, x | a ? b : c);"), "x = x | a ? b : c ;")
+        self.assertEqual(self.norm("WRITE_ONCE(x, x & a || b);"), "x = x & a || b ;")
+        self.assertEqual(self.norm("WRITE_ONCE(x, y | a);"), "x = y | a ;")
+        self.assertEqual(self.norm("WRITE_ONCE(x->a, x->ab | 1);"), "x -> a = x -> ab | 1 ;")
+        self.assertNotEqual(self.norm("r->ptr = r->ptr | FLAG;"), self.norm("r->ptr |= FLAG;"))
 
 
 class MeasureTest(unittest.TestCase):

@@ -15,7 +15,10 @@ changing what the code does, on both sides alike:
 
 - comments and white space, and so line wrapping (the tokenizer drops them);
 - marked accesses: READ_ONCE(x) reads as x, WRITE_ONCE(x, v) as x = v
-  (ours adds them where ThreadSanitizer needs a marked access);
+  (ours adds them where ThreadSanitizer needs a marked access), and
+  WRITE_ONCE(x, x OP e) as x OP= e where the two mean the same (x ++ and
+  x -- for an e of 1): a marked read-modify-write of a word that the kernel
+  updates with a compound assignment;
 - casts: static_cast / reinterpret_cast / const_cast<T>(e), the C form
   (T *)e and casts to scalar types such as (int)e read as e (C++ needs them
   where C converts void * silently, and its warnings where C mixes signs);
@@ -394,6 +397,52 @@ def _annotated_body(toks: list[Tok], i: int, hi: int) -> tuple[int, int, int]:
     return stmt[0], stmt[1], close
 
 
+# Binary operators by C precedence level (lower binds tighter), for
+# _compound_store(); '?', ':' and the assignments rank below all of them.
+_BINARY_LEVEL = {
+    "*": 3, "/": 3, "%": 3, "+": 4, "-": 4, "<<": 5, ">>": 5,
+    "<": 6, "<=": 6, ">": 6, ">=": 6, "==": 7, "!=": 7,
+    "&": 8, "^": 9, "|": 10, "&&": 11, "||": 12,
+}
+_COMPOUND = ("*", "/", "%", "+", "-", "<<", ">>", "&", "^", "|")
+
+
+def _compound_store(lhs: list[NTok], val: list[NTok], eq: NTok) -> list[NTok]:
+    """The normalized tail of WRITE_ONCE(lhs, val) after lhs: '= val', or,
+    when val is 'lhs OP rest' and 'lhs OP= rest' means the same, 'OP= rest'
+    ('++' and '--' for a rest of 1). The kernel updates such a word with a
+    compound assignment under its lock while other CPUs read it locklessly;
+    ours marks the store, and WRITE_ONCE() has no compound form."""
+    n = len(lhs)
+    if n == 0 or len(val) < n + 2 or \
+            [t.text for t in val[:n]] != [t.text for t in lhs]:
+        return [eq] + val
+    op = val[n]
+    rest = val[n + 1:]
+    if op.text not in _COMPOUND:
+        return [eq] + val
+    level = _BINARY_LEVEL[op.text]
+    depth = 0
+    for k, t in enumerate(rest):
+        if t.text in ("(", "[", "{"):
+            depth += 1
+        elif t.text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0:
+            if t.text in ("?", ":", ",") or t.text.endswith("=") and \
+                    t.text not in ("==", "!=", "<=", ">="):
+                return [eq] + val
+            # A binary operator that binds as loosely as OP would regroup;
+            # a unary one (first token, or after another operator) is fine.
+            unary = k == 0 or rest[k - 1].text in _BINARY_LEVEL or \
+                rest[k - 1].text in ("(", "!", "~")
+            if t.text in _BINARY_LEVEL and not unary and _BINARY_LEVEL[t.text] >= level:
+                return [eq] + val
+    if len(rest) == 1 and rest[0].text == "1" and op.text in ("+", "-"):
+        return [NTok(op.text * 2, op.src)]
+    return [NTok(op.text + "=", op.src)] + rest
+
+
 def normalize(toks: list[Tok], drop_casts: bool = True) -> list[NTok]:
     """The normalized stream of a raw token list (see the module docstring)."""
     out: list[NTok] = []
@@ -442,9 +491,12 @@ def _norm_range(toks: list[Tok], lo: int, hi: int, out: list[NTok], drop_casts: 
                         if comma < 0:
                             _norm_range(toks, i + 2, close, out, drop_casts)
                         else:
-                            _norm_range(toks, i + 2, comma, out, drop_casts)
-                            out.append(NTok("=", comma))
-                            _norm_range(toks, comma + 1, close, out, drop_casts)
+                            lhs: list[NTok] = []
+                            val: list[NTok] = []
+                            _norm_range(toks, i + 2, comma, lhs, drop_casts)
+                            _norm_range(toks, comma + 1, close, val, drop_casts)
+                            out.extend(lhs)
+                            out.extend(_compound_store(lhs, val, NTok("=", comma)))
                     i = close + 1
                     continue
             if txt == "if" and _seam_end(toks, i, hi) > 0:
