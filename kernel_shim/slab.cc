@@ -553,6 +553,15 @@ size_t ksize(const void *objp)
 	return uk::backend_usable(objp);
 }
 
+void mem_dump_obj(void *object)
+{
+	if (ZERO_OR_NULL_PTR(object)) {
+		pr_cont(" %s pointer.\n", object ? "zero-size" : "NULL");
+		return;
+	}
+	pr_cont(" slab object %p of %zu usable bytes.\n", object, ksize(object));
+}
+
 uk::any_ptr krealloc(const void *p, size_t new_size, gfp_t flags)
 {
 	void *n;

@@ -15,10 +15,16 @@
 #define KERN_NOTICE "<5>"
 #define KERN_INFO "<6>"
 #define KERN_DEBUG "<7>"
+/* Continues the line of the previous message, at its level. */
+#define KERN_CONT "<c>"
 
 namespace uk
 {
-/* printk sink; level is the KERN_* digit. Tests can capture it. */
+/*
+ * printk sink; level is the KERN_* digit. Tests can capture it. As in the
+ * kernel, a message ends its line unless the next one is KERN_CONT, and
+ * the pointer extensions of %p (%ps, %pS, ...) print the bare address.
+ */
 __printf(1, 2) int printk(const char *fmt, ...);
 /* Counts WARN()s and BUG()s; tests assert it stays at zero. */
 extern long warn_count;
@@ -36,6 +42,7 @@ void warn(const char *file, int line, const char *cond);
 #define pr_warn(fmt, ...) printk(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_notice(fmt, ...) printk(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_info(fmt, ...) printk(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_cont(fmt, ...) printk(KERN_CONT fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...)                                             \
 	do {                                                           \
 		if (0)                                                 \

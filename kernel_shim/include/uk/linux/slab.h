@@ -54,6 +54,11 @@ void kfree(const void *objp);
 void kfree_sensitive(const void *objp);
 uk::any_ptr krealloc(const void *p, size_t new_size, gfp_t flags);
 size_t ksize(const void *objp);
+/*
+ * Continues a message with what is known of @object, which is NULL,
+ * ZERO_SIZE_PTR or from the slab allocator: its usable size.
+ */
+void mem_dump_obj(void *object);
 
 DEFINE_FREE(kfree, void *, if (!IS_ERR_OR_NULL(_T)) kfree(_T))
 
