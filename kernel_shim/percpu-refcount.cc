@@ -8,15 +8,16 @@
 //    here is a READ_ONCE/WRITE_ONCE (relaxed atomic) or the release store
 //    of __percpu_ref_switch_to_percpu(); writers hold percpu_ref_switch_lock
 //    as in the kernel (the confirmation callback aside, as in the kernel).
-//  - percpu_ref_switch_waitq is a futex on a wake-up sequence number rather
-//    than a wait_queue_head: it has one condition (->confirm_switch cleared)
-//    and must work from the RCU callback thread without the task layer.
-//    Under the explorer (docs/explore.md) the wait spins with cpu_relax(),
-//    a wait the explorer schedules.
+//    The kernel's `|=` and `&=` on it are WRITE_ONCE(x, x | v) here.
+//  - ->confirm_switch is cleared by the RCU callback and polled by waiters
+//    on percpu_ref_switch_waitq, marked on both sides; uk_tsan_release() and
+//    uk_tsan_acquire() give ThreadSanitizer the order a waiter that finds it
+//    clear relies on (the callback's work, ->confirm_switch() included).
 //  - percpu_ref_switch_v47 ("percpu_ref.switch=v47") runs the mode switches
 //    without percpu_ref_switch_lock, as before 33e465ce7cb3 ("percpu_ref:
 //    allow operation mode switching operations to be called concurrently",
-//    4.8), for the explorer's historical race.
+//    4.8), for the explorer's historical race: the *_v47 functions below,
+//    entered through a one-statement seam at the top of each switch.
 //
 // Upstream: lib/percpu-refcount.c @ v6.12
 #define KBUILD_MODNAME "percpu_ref"
@@ -27,8 +28,7 @@
 #include <uk/linux/percpu-refcount.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
-#include <uk/shim/cpu.h>
-#include <uk/shim/futex.h>
+#include <uk/linux/wait.h>
 
 #define PERCPU_COUNT_BIAS (1LU << (BITS_PER_LONG - 1))
 
@@ -40,65 +40,14 @@ module_param_enum(switch, percpu_ref_switch_v47, percpu_ref_switch_names, 0644);
 MODULE_PARM_DESC(switch, "Mode switches: current (4.8+, under percpu_ref_switch_lock), "
 			 "v47 (no lock, before 33e465ce7cb3)");
 
-/* The lock of the mode switches; v4.7 took none. */
-#define percpu_ref_switch_lock_irqsave(flags)                              \
-	do {                                                               \
-		if (likely(!percpu_ref_switch_v47))                        \
-			spin_lock_irqsave(&percpu_ref_switch_lock, flags); \
-		else                                                       \
-			(flags) = 0;                                       \
-	} while (0)
-#define percpu_ref_switch_unlock_irqrestore(flags)                              \
-	do {                                                                    \
-		if (likely(!percpu_ref_switch_v47))                             \
-			spin_unlock_irqrestore(&percpu_ref_switch_lock, flags); \
-	} while (0)
+static DECLARE_WAIT_QUEUE_HEAD(percpu_ref_switch_waitq);
 
-/* percpu_ref_switch_waitq: waiters sleep on the sequence number. */
-static std::atomic<uint32_t> percpu_ref_switch_seq;
-static std::atomic<int> percpu_ref_switch_waiters;
-
-static void percpu_ref_switch_wake_all(void)
-{
-	percpu_ref_switch_seq.fetch_add(1, std::memory_order_seq_cst);
-	if (percpu_ref_switch_waiters.load(std::memory_order_seq_cst))
-		uk::futex_wake(&percpu_ref_switch_seq, INT_MAX);
-}
-
-static bool percpu_ref_switch_done(struct percpu_ref_data *data)
-{
-	/* Pairs with the release store in percpu_ref_call_confirm_rcu(). */
-	return __atomic_load_n(&data->confirm_switch, __ATOMIC_ACQUIRE) == NULL;
-}
-
-/*
- * Sleeps until the switch on @data is confirmed. With @locked, the caller
- * holds percpu_ref_switch_lock with interrupts off (wait_event_lock_irq());
- * it is dropped while sleeping.
- */
-static void percpu_ref_switch_wait(struct percpu_ref_data *data, bool locked)
-{
-	for (;;) {
-		/* Read the sequence before the condition: a wake-up after the
-		 * check changes it and the futex wait returns at once. */
-		uint32_t seq = percpu_ref_switch_seq.load(std::memory_order_seq_cst);
-
-		if (percpu_ref_switch_done(data))
-			return;
-		percpu_ref_switch_waiters.fetch_add(1, std::memory_order_seq_cst);
-		if (locked)
-			spin_unlock_irq(&percpu_ref_switch_lock);
-		if (!percpu_ref_switch_done(data)) {
-			if (unlikely(uk::sched_block_hook != nullptr))
-				cpu_relax(); /* the explorer runs the others */
-			else
-				uk::futex_wait(&percpu_ref_switch_seq, seq);
-		}
-		if (locked)
-			spin_lock_irq(&percpu_ref_switch_lock);
-		percpu_ref_switch_waiters.fetch_sub(1, std::memory_order_relaxed);
-	}
-}
+static void percpu_ref_switch_to_atomic_v47(struct percpu_ref *ref,
+					    percpu_ref_func_t *confirm_switch);
+static void percpu_ref_switch_to_percpu_v47(struct percpu_ref *ref);
+static void percpu_ref_kill_and_confirm_v47(struct percpu_ref *ref,
+					    percpu_ref_func_t *confirm_kill);
+static void percpu_ref_resurrect_v47(struct percpu_ref *ref);
 
 static unsigned long __percpu *percpu_count_ptr(struct percpu_ref *ref)
 {
@@ -198,9 +147,9 @@ void percpu_ref_exit(struct percpu_ref *ref)
 		return;
 
 	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
-	WRITE_ONCE(ref->percpu_count_ptr,
-		   READ_ONCE(ref->percpu_count_ptr) | ((unsigned long)atomic_long_read(&data->count)
-						       << __PERCPU_REF_FLAG_BITS));
+	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) |
+						  (unsigned long)atomic_long_read(&ref->data->count)
+							  << __PERCPU_REF_FLAG_BITS);
 	ref->data = NULL;
 	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 
@@ -213,9 +162,10 @@ static void percpu_ref_call_confirm_rcu(struct rcu_head *rcu)
 	struct percpu_ref *ref = data->ref;
 
 	data->confirm_switch(ref);
-	/* Pairs with the acquire in percpu_ref_switch_done(). */
-	__atomic_store_n(&data->confirm_switch, (percpu_ref_func_t *)NULL, __ATOMIC_RELEASE);
-	percpu_ref_switch_wake_all();
+	/* pairs with uk_tsan_acquire() after the waits on ->confirm_switch */
+	uk_tsan_release(&data->confirm_switch);
+	WRITE_ONCE(data->confirm_switch, NULL);
+	wake_up_all(&percpu_ref_switch_waitq);
 
 	if (!data->allow_reinit)
 		__percpu_ref_exit(ref);
@@ -241,15 +191,19 @@ static void percpu_ref_switch_to_atomic_rcu(struct rcu_head *rcu)
 	for_each_possible_cpu (cpu)
 		count += READ_ONCE(*per_cpu_ptr(percpu_count, cpu));
 
+	pr_debug("global %lu percpu %lu\n", atomic_long_read(&data->count), count);
+
 	/* Add the percpu sum and drop the bias in one go, so that the count
 	 * cannot hit zero half way. */
 	atomic_long_add((long)count - PERCPU_COUNT_BIAS, &data->count);
 
 	if (WARN_ONCE(atomic_long_read(&data->count) <= 0,
-		      "percpu ref (%p) <= 0 (%ld) after switching to atomic\n",
-		      (void *)data->release, atomic_long_read(&data->count)) &&
-	    atomic_inc_return(&underflows) < 4)
-		pr_err("%s(): percpu_ref underflow\n", __func__);
+		      "percpu ref (%ps) <= 0 (%ld) after switching to atomic", data->release,
+		      atomic_long_read(&data->count)) &&
+	    atomic_inc_return(&underflows) < 4) {
+		pr_err("%s(): percpu_ref underflow", __func__);
+		mem_dump_obj(data);
+	}
 
 	/* @ref now looks atomic to every CPU: confirm the switch */
 	percpu_ref_call_confirm_rcu(rcu);
@@ -269,8 +223,7 @@ static void __percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_fun
 	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) | __PERCPU_REF_ATOMIC);
 
 	/* a non-NULL ->confirm_switch marks the switch as in flight */
-	WRITE_ONCE(ref->data->confirm_switch,
-		   confirm_switch ? confirm_switch : percpu_ref_noop_confirm_switch);
+	WRITE_ONCE(ref->data->confirm_switch, confirm_switch ?: percpu_ref_noop_confirm_switch);
 
 	percpu_ref_get(ref); /* dropped after the confirmation */
 	call_rcu_hurry(&ref->data->rcu, percpu_ref_switch_to_atomic_rcu);
@@ -307,14 +260,16 @@ static void __percpu_ref_switch_mode(struct percpu_ref *ref, percpu_ref_func_t *
 {
 	struct percpu_ref_data *data = ref->data;
 
-	if (likely(!percpu_ref_switch_v47))
-		lockdep_assert_held(&percpu_ref_switch_lock);
+	lockdep_assert_held(&percpu_ref_switch_lock);
 
 	/*
 	 * A previous switch to atomic must be confirmed first. Callers that
 	 * know none is in flight may call this from any context.
 	 */
-	percpu_ref_switch_wait(data, !percpu_ref_switch_v47);
+	wait_event_lock_irq(percpu_ref_switch_waitq, !READ_ONCE(data->confirm_switch),
+			    percpu_ref_switch_lock);
+	/* pairs with uk_tsan_release() in percpu_ref_call_confirm_rcu() */
+	uk_tsan_acquire(&data->confirm_switch);
 
 	if (data->force_atomic || percpu_ref_is_dying(ref))
 		__percpu_ref_switch_to_atomic(ref, confirm_switch);
@@ -337,12 +292,15 @@ void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *conf
 {
 	unsigned long flags;
 
-	percpu_ref_switch_lock_irqsave(flags);
+	if (unlikely(percpu_ref_switch_v47))
+		return percpu_ref_switch_to_atomic_v47(ref, confirm_switch);
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
 
 	ref->data->force_atomic = true;
 	__percpu_ref_switch_mode(ref, confirm_switch);
 
-	percpu_ref_switch_unlock_irqrestore(flags);
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 }
 
 /**
@@ -352,8 +310,9 @@ void percpu_ref_switch_to_atomic(struct percpu_ref *ref, percpu_ref_func_t *conf
 void percpu_ref_switch_to_atomic_sync(struct percpu_ref *ref)
 {
 	percpu_ref_switch_to_atomic(ref, NULL);
-	might_sleep();
-	percpu_ref_switch_wait(ref->data, false);
+	wait_event(percpu_ref_switch_waitq, !READ_ONCE(ref->data->confirm_switch));
+	/* pairs with uk_tsan_release() in percpu_ref_call_confirm_rcu() */
+	uk_tsan_acquire(&ref->data->confirm_switch);
 }
 
 /**
@@ -370,12 +329,15 @@ void percpu_ref_switch_to_percpu(struct percpu_ref *ref)
 {
 	unsigned long flags;
 
-	percpu_ref_switch_lock_irqsave(flags);
+	if (unlikely(percpu_ref_switch_v47))
+		return percpu_ref_switch_to_percpu_v47(ref);
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
 
 	ref->data->force_atomic = false;
 	__percpu_ref_switch_mode(ref, NULL);
 
-	percpu_ref_switch_unlock_irqrestore(flags);
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 }
 
 /**
@@ -393,16 +355,19 @@ void percpu_ref_kill_and_confirm(struct percpu_ref *ref, percpu_ref_func_t *conf
 {
 	unsigned long flags;
 
-	percpu_ref_switch_lock_irqsave(flags);
+	if (unlikely(percpu_ref_switch_v47))
+		return percpu_ref_kill_and_confirm_v47(ref, confirm_kill);
 
-	WARN_ONCE(percpu_ref_is_dying(ref), "%s called more than once on %p!\n", __func__,
-		  (void *)ref->data->release);
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
+
+	WARN_ONCE(percpu_ref_is_dying(ref), "%s called more than once on %ps!", __func__,
+		  ref->data->release);
 
 	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) | __PERCPU_REF_DEAD);
 	__percpu_ref_switch_mode(ref, confirm_kill);
 	percpu_ref_put(ref);
 
-	percpu_ref_switch_unlock_irqrestore(flags);
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 }
 
 /**
@@ -421,15 +386,16 @@ bool percpu_ref_is_zero(struct percpu_ref *ref)
 
 	/* the lock keeps ->data from going away under us */
 	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
-	/*
-	 * Acquire: pairs with the fully ordered atomic_long_sub_and_test() of
-	 * the put that reached zero, so a caller that sees zero (a freeze
-	 * waiter about to free the queue) is ordered after everything the
-	 * last holder did, the switch callback's counter reads included.
-	 */
-	if (ref->data)
-		count = atomic_long_read_acquire(&ref->data->count);
-	else
+	if (ref->data) {
+		count = atomic_long_read(&ref->data->count);
+		/*
+		 * Pairs with the fully ordered atomic_long_sub_and_test() of
+		 * the put that reached zero: a caller that sees zero (a freeze
+		 * waiter about to free the queue) comes after everything the
+		 * last holder did. The load is a plain one, as in the kernel.
+		 */
+		uk_tsan_acquire(&ref->data->count);
+	} else
 		count = READ_ONCE(ref->percpu_count_ptr) >> __PERCPU_REF_FLAG_BITS;
 	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
 
@@ -463,7 +429,10 @@ void percpu_ref_resurrect(struct percpu_ref *ref)
 	unsigned long __percpu *percpu_count;
 	unsigned long flags;
 
-	percpu_ref_switch_lock_irqsave(flags);
+	if (unlikely(percpu_ref_switch_v47))
+		return percpu_ref_resurrect_v47(ref);
+
+	spin_lock_irqsave(&percpu_ref_switch_lock, flags);
 
 	WARN_ON_ONCE(!percpu_ref_is_dying(ref));
 	WARN_ON_ONCE(__ref_is_percpu(ref, &percpu_count));
@@ -473,5 +442,61 @@ void percpu_ref_resurrect(struct percpu_ref *ref)
 	percpu_ref_get(ref);
 	__percpu_ref_switch_mode(ref, NULL);
 
-	percpu_ref_switch_unlock_irqrestore(flags);
+	spin_unlock_irqrestore(&percpu_ref_switch_lock, flags);
+}
+
+/*
+ * The mode switches of v4.7 (percpu_ref.switch=v47): the same steps as
+ * above with no percpu_ref_switch_lock, so that a kill, a resurrect and
+ * the switches of several tasks may interleave on one ref. The wait for an
+ * unconfirmed switch sleeps without a lock to drop.
+ */
+static void __percpu_ref_switch_mode_v47(struct percpu_ref *ref, percpu_ref_func_t *confirm_switch)
+{
+	struct percpu_ref_data *data = ref->data;
+
+	wait_event(percpu_ref_switch_waitq, !READ_ONCE(data->confirm_switch));
+	/* pairs with uk_tsan_release() in percpu_ref_call_confirm_rcu() */
+	uk_tsan_acquire(&data->confirm_switch);
+
+	if (data->force_atomic || percpu_ref_is_dying(ref))
+		__percpu_ref_switch_to_atomic(ref, confirm_switch);
+	else
+		__percpu_ref_switch_to_percpu(ref);
+}
+
+static void percpu_ref_switch_to_atomic_v47(struct percpu_ref *ref,
+					    percpu_ref_func_t *confirm_switch)
+{
+	ref->data->force_atomic = true;
+	__percpu_ref_switch_mode_v47(ref, confirm_switch);
+}
+
+static void percpu_ref_switch_to_percpu_v47(struct percpu_ref *ref)
+{
+	ref->data->force_atomic = false;
+	__percpu_ref_switch_mode_v47(ref, NULL);
+}
+
+static void percpu_ref_kill_and_confirm_v47(struct percpu_ref *ref, percpu_ref_func_t *confirm_kill)
+{
+	WARN_ONCE(percpu_ref_is_dying(ref), "%s called more than once on %ps!", __func__,
+		  ref->data->release);
+
+	WRITE_ONCE(ref->percpu_count_ptr, READ_ONCE(ref->percpu_count_ptr) | __PERCPU_REF_DEAD);
+	__percpu_ref_switch_mode_v47(ref, confirm_kill);
+	percpu_ref_put(ref);
+}
+
+static void percpu_ref_resurrect_v47(struct percpu_ref *ref)
+{
+	unsigned long __percpu *percpu_count;
+
+	WARN_ON_ONCE(!percpu_ref_is_dying(ref));
+	WARN_ON_ONCE(__ref_is_percpu(ref, &percpu_count));
+
+	WRITE_ONCE(ref->percpu_count_ptr,
+		   READ_ONCE(ref->percpu_count_ptr) & ~(unsigned long)__PERCPU_REF_DEAD);
+	percpu_ref_get(ref);
+	__percpu_ref_switch_mode_v47(ref, NULL);
 }
