@@ -2709,6 +2709,40 @@ out_unwind:
 	return -ENOMEM;
 }
 
+/*
+ * Allocates the set's request maps, halving the depth after each failure
+ * until the reserved tags and BLK_MQ_TAG_MIN would no longer fit; the depth
+ * that worked is left in set->queue_depth.
+ */
+static int blk_mq_alloc_set_map_and_rqs(struct blk_mq_tag_set *set)
+{
+	unsigned int depth;
+	int err;
+
+	depth = set->queue_depth;
+	do {
+		err = __blk_mq_alloc_rq_maps(set);
+		if (!err)
+			break;
+
+		set->queue_depth >>= 1;
+		if (set->queue_depth < set->reserved_tags + BLK_MQ_TAG_MIN) {
+			err = -ENOMEM;
+			break;
+		}
+	} while (set->queue_depth);
+
+	if (!set->queue_depth || err) {
+		pr_err("blk-mq: failed to allocate request map\n");
+		return -ENOMEM;
+	}
+
+	if (depth != set->queue_depth)
+		pr_info("blk-mq: reduced tag depth (%u -> %u)\n", depth, set->queue_depth);
+
+	return 0;
+}
+
 /* ---- queue maps ---- */
 
 /*
@@ -2752,6 +2786,43 @@ static void blk_mq_update_queue_map(struct blk_mq_tag_set *set)
 		BUG_ON(set->nr_maps > 1);
 		blk_mq_map_queues(&set->map[HCTX_TYPE_DEFAULT]);
 	}
+}
+
+/*
+ * Grows set->tags to @new_nr_hw_queues slots and allocates the maps of the
+ * new hardware queues; a shrink keeps the array and the maps, which the
+ * caller frees once no queue uses them.
+ */
+static int blk_mq_realloc_tag_set_tags(struct blk_mq_tag_set *set, int new_nr_hw_queues)
+{
+	struct blk_mq_tags **new_tags;
+	int i;
+
+	if ((int)set->nr_hw_queues >= new_nr_hw_queues)
+		goto done;
+
+	new_tags = (struct blk_mq_tags **)kcalloc_node(
+		new_nr_hw_queues, sizeof(struct blk_mq_tags *), GFP_KERNEL, set->numa_node);
+	if (!new_tags)
+		return -ENOMEM;
+
+	if (set->tags)
+		memcpy(new_tags, set->tags, set->nr_hw_queues * sizeof(*set->tags));
+	kfree(set->tags);
+	set->tags = new_tags;
+
+	for (i = set->nr_hw_queues; i < new_nr_hw_queues; i++) {
+		if (!__blk_mq_alloc_map_and_rqs(set, i)) {
+			while (--i >= (int)set->nr_hw_queues)
+				__blk_mq_free_map_and_rqs(set, i);
+			return -ENOMEM;
+		}
+		cond_resched();
+	}
+
+done:
+	set->nr_hw_queues = new_nr_hw_queues;
+	return 0;
 }
 
 int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set)
@@ -2805,7 +2876,7 @@ int blk_mq_alloc_tag_set(struct blk_mq_tag_set *set)
 
 	blk_mq_update_queue_map(set);
 
-	ret = __blk_mq_alloc_rq_maps(set);
+	ret = blk_mq_alloc_set_map_and_rqs(set);
 	if (ret)
 		goto out_free_mq_map;
 
@@ -3106,32 +3177,67 @@ static void blk_mq_free_hw_queues(struct request_queue *q)
 	q->nr_hw_queues = 0;
 }
 
-static int blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_queue *q)
+/*
+ * Gives @q set->nr_hw_queues hardware contexts. A context @q already has is
+ * exited and initialized again for its index (the kernel's reuse of an
+ * exited context); only the contexts beyond @q's present count are
+ * allocated. When one of those cannot be made, the new ones are exited and
+ * freed and q->nr_hw_queues keeps its value, which the caller compares with
+ * the set's; contexts beyond a smaller count are exited and freed.
+ */
+static void blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_queue *q)
 {
-	unsigned int i;
+	struct blk_mq_hw_ctx **hctxs = q->queue_hw_ctx;
+	unsigned int i, j;
 
-	q->queue_hw_ctx = (struct blk_mq_hw_ctx **)kcalloc_node(
-		set->nr_hw_queues, sizeof(struct blk_mq_hw_ctx *), GFP_KERNEL, set->numa_node);
-	if (!q->queue_hw_ctx)
-		return -ENOMEM;
+	if (set->nr_hw_queues > q->nr_hw_queues) {
+		hctxs = (struct blk_mq_hw_ctx **)kcalloc_node(set->nr_hw_queues, sizeof(*hctxs),
+							      GFP_KERNEL, set->numa_node);
+		if (!hctxs)
+			return;
+		if (q->nr_hw_queues)
+			memcpy(hctxs, q->queue_hw_ctx, q->nr_hw_queues * sizeof(*hctxs));
+		kfree(q->queue_hw_ctx);
+		q->queue_hw_ctx = hctxs;
+	}
 
 	for (i = 0; i < set->nr_hw_queues; i++) {
-		struct blk_mq_hw_ctx *hctx = blk_mq_alloc_hctx(q, set, set->numa_node);
+		struct blk_mq_hw_ctx *hctx = i < q->nr_hw_queues ? hctxs[i] : NULL;
 
-		if (!hctx)
-			goto fail;
-		q->queue_hw_ctx[i] = hctx;
-		q->nr_hw_queues = i + 1;
-		if (blk_mq_init_hctx(q, set, hctx, i)) {
-			blk_mq_exit_hw_queues(q, set, i);
-			goto fail;
+		if (hctx) {
+			blk_mq_exit_hctx(q, set, hctx, i);
+			WARN_ON_ONCE(blk_mq_init_hctx(q, set, hctx, i));
+			continue;
 		}
+		hctx = blk_mq_alloc_hctx(q, set, set->numa_node);
+		if (!hctx)
+			break;
+		if (blk_mq_init_hctx(q, set, hctx, i)) {
+			blk_mq_free_hctx(hctx);
+			break;
+		}
+		hctxs[i] = hctx;
 	}
-	return 0;
 
-fail:
-	blk_mq_free_hw_queues(q);
-	return -ENOMEM;
+	if (i != set->nr_hw_queues) {
+		j = q->nr_hw_queues;
+	} else {
+		j = i;
+		i = q->nr_hw_queues;
+		q->nr_hw_queues = set->nr_hw_queues;
+	}
+	/* the contexts from j up to i are not @q's any more */
+	for (; j < i; j++) {
+		blk_mq_exit_hctx(q, set, hctxs[j], j);
+		blk_mq_free_hctx(hctxs[j]);
+		hctxs[j] = NULL;
+	}
+	if (!q->nr_hw_queues) {
+		kfree(q->queue_hw_ctx);
+		q->queue_hw_ctx = NULL;
+	}
+	if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
+		queue_set_hctx_shared(q, true);
 }
 
 static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct request_queue *q)
@@ -3145,9 +3251,11 @@ static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct reques
 	if (!q->queue_ctx)
 		return -ENOMEM;
 
-	ret = blk_mq_realloc_hw_ctxs(set, q);
-	if (ret)
+	blk_mq_realloc_hw_ctxs(set, q);
+	if (!q->nr_hw_queues) {
+		ret = -ENOMEM;
 		goto err_percpu;
+	}
 
 	INIT_WORK(&q->timeout_work, blk_mq_timeout_work);
 	blk_queue_rq_timeout(q, set->timeout ? set->timeout : 30 * HZ);
@@ -3314,60 +3422,62 @@ void blk_mq_destroy_queue(struct request_queue *q)
 
 /*
  * Live change of the number of hardware queues: every queue of the set is
- * frozen, its contexts rebuilt on the new maps, and unfrozen.
+ * frozen, the set's tags grown, each queue's contexts rebuilt on the new
+ * maps, and the queues unfrozen. When a queue cannot have the new count,
+ * every queue falls back to the previous one.
  */
-void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
+static void __blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
 {
 	struct request_queue *q;
-	struct blk_mq_tags **new_tags;
 	int prev_nr_hw_queues = set->nr_hw_queues;
 	int i;
 
-	mutex_lock(&set->tag_list_lock);
+	lockdep_assert_held(&set->tag_list_lock);
+
 	if (set->nr_maps == 1 && nr_hw_queues > (int)nr_cpu_ids)
 		nr_hw_queues = nr_cpu_ids;
-	if (nr_hw_queues < 1 || nr_hw_queues == prev_nr_hw_queues)
-		goto out_unlock;
+	if (nr_hw_queues < 1)
+		return;
+	if (set->nr_maps == 1 && nr_hw_queues == (int)set->nr_hw_queues)
+		return;
 
 	list_for_each_entry (q, &set->tag_list, tag_set_list)
 		blk_mq_freeze_queue(q);
 
-	new_tags = (struct blk_mq_tags **)kcalloc_node(nr_hw_queues, sizeof(struct blk_mq_tags *),
-						       GFP_KERNEL, set->numa_node);
-	if (!new_tags)
-		goto out_unfreeze;
-	for (i = 0; i < min(prev_nr_hw_queues, nr_hw_queues); i++)
-		new_tags[i] = set->tags[i];
-	for (i = nr_hw_queues; i < prev_nr_hw_queues; i++)
-		__blk_mq_free_map_and_rqs(set, i);
-	kfree(set->tags);
-	set->tags = new_tags;
-	set->nr_hw_queues = nr_hw_queues;
-	for (i = prev_nr_hw_queues; i < nr_hw_queues; i++) {
-		if (!__blk_mq_alloc_map_and_rqs(set, i)) {
-			while (--i >= prev_nr_hw_queues)
-				__blk_mq_free_map_and_rqs(set, i);
-			set->nr_hw_queues = prev_nr_hw_queues;
-			break;
-		}
-	}
+	if (blk_mq_realloc_tag_set_tags(set, nr_hw_queues) < 0)
+		goto unfreeze;
 
+fallback:
 	blk_mq_update_queue_map(set);
 	list_for_each_entry (q, &set->tag_list, tag_set_list) {
-		blk_mq_exit_hw_queues(q, set, q->nr_hw_queues);
-		blk_mq_free_hw_queues(q);
-		if (blk_mq_realloc_hw_ctxs(set, q)) {
-			pr_warn("Increasing nr_hw_queues to %d fails\n", nr_hw_queues);
-			continue;
+		blk_mq_realloc_hw_ctxs(set, q);
+
+		if (q->nr_hw_queues != set->nr_hw_queues) {
+			int i = prev_nr_hw_queues;
+
+			pr_warn("Increasing nr_hw_queues to %d fails, fallback to %d\n",
+				nr_hw_queues, prev_nr_hw_queues);
+			for (; i < (int)set->nr_hw_queues; i++)
+				__blk_mq_free_map_and_rqs(set, i);
+
+			set->nr_hw_queues = prev_nr_hw_queues;
+			goto fallback;
 		}
-		if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
-			queue_set_hctx_shared(q, true);
 		blk_mq_map_swqueue(q);
 	}
 
-out_unfreeze:
+unfreeze:
 	list_for_each_entry (q, &set->tag_list, tag_set_list)
 		blk_mq_unfreeze_queue(q);
-out_unlock:
+
+	/* the maps of the queues a shrink took away */
+	for (i = set->nr_hw_queues; i < prev_nr_hw_queues; i++)
+		__blk_mq_free_map_and_rqs(set, i);
+}
+
+void blk_mq_update_nr_hw_queues(struct blk_mq_tag_set *set, int nr_hw_queues)
+{
+	mutex_lock(&set->tag_list_lock);
+	__blk_mq_update_nr_hw_queues(set, nr_hw_queues);
 	mutex_unlock(&set->tag_list_lock);
 }

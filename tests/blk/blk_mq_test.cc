@@ -2,7 +2,8 @@
 // block/blk-mq.c on a bare queue (a test driver, no null_blk): freezing with
 // and without an owner, quiescing a whole tag set, driver-private requests
 // queued without waiting, polling one request, the in-flight checks and the
-// plug's request cache for blk_mq_alloc_request().
+// plug's request cache for blk_mq_alloc_request(), and live changes of the
+// number of hardware queues.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +15,9 @@
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/err.h>
+#include <uk/linux/fault-inject.h>
 #include <uk/linux/sched.h>
+#include <uk/linux/slab.h>
 #include <uk/linux/workqueue.h>
 
 #include <uk/linux/sbitmap.h>
@@ -325,6 +328,123 @@ TEST_F(BlkMqTest, RqInitAndRqCpu) {
   EXPECT_FALSE(blk_rq_is_poll(real));
   EXPECT_EQ(blk_rq_poll(real, nullptr, 0), 0);
   blk_mq_free_request(real);
+}
+
+// Runs one request through @q and reports whether the driver saw it.
+bool OneRequestRuns(struct request_queue *q) {
+  int before = drv->queued.load();
+  struct request *rq = blk_mq_alloc_request(q, REQ_OP_DRV_IN, 0);
+  if (IS_ERR(rq)) return false;
+  blk_status_t sts = blk_execute_rq(rq, false);
+  blk_mq_free_request(rq);
+  return sts == BLK_STS_OK && drv->queued.load() == before + 1;
+}
+
+// Every hardware context of @q is mapped to the set's tags of its index.
+void ExpectContextsOnTheSetsTags(struct request_queue *q,
+                                 struct blk_mq_tag_set *set) {
+  struct blk_mq_hw_ctx *hctx;
+  unsigned long i;
+
+  EXPECT_EQ(q->nr_hw_queues, set->nr_hw_queues);
+  queue_for_each_hw_ctx(q, hctx, i) {
+    EXPECT_EQ(hctx->queue_num, i);
+    EXPECT_NE(set->tags[i], nullptr) << i;
+    if (hctx->nr_ctx) {
+      EXPECT_EQ(hctx->tags, set->tags[i]) << i;
+    }
+  }
+}
+
+TEST_F(BlkMqTest, UpdateNrHwQueuesGrowsAndShrinksLive) {
+  unsigned int n = nr_cpu_ids;
+  if (n < 2) GTEST_SKIP() << "one CPU: a single map caps the queues at one";
+
+  blk_mq_update_nr_hw_queues(&set_, n);
+  ExpectContextsOnTheSetsTags(q_, &set_);
+  EXPECT_EQ(q_->nr_hw_queues, n);
+  EXPECT_TRUE(OneRequestRuns(q_));
+
+  // More queues than CPUs are capped at the CPU count; zero is refused.
+  blk_mq_update_nr_hw_queues(&set_, n + 3);
+  EXPECT_EQ(q_->nr_hw_queues, n);
+  blk_mq_update_nr_hw_queues(&set_, 0);
+  EXPECT_EQ(q_->nr_hw_queues, n);
+
+  blk_mq_update_nr_hw_queues(&set_, 1);
+  ExpectContextsOnTheSetsTags(q_, &set_);
+  EXPECT_EQ(q_->nr_hw_queues, 1u);
+  for (unsigned int i = 1; i < n; i++) EXPECT_EQ(set_.tags[i], nullptr) << i;
+  EXPECT_TRUE(OneRequestRuns(q_));
+}
+
+TEST_F(BlkMqTest, UpdateNrHwQueuesFallsBackWhenAnAllocationFails) {
+  unsigned int n = nr_cpu_ids;
+  if (n < 2) GTEST_SKIP() << "one CPU: a single map caps the queues at one";
+
+  // Fail each allocation of the grow in turn: the queue ends at the old
+  // count or the new one, runs requests, and a failed grow leaves no
+  // allocation behind.
+  for (unsigned long nth = 1;; nth++) {
+    long before = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+    ASSERT_EQ(uk::fail_nth_write(nth), 0);
+    blk_mq_update_nr_hw_queues(&set_, n);
+    bool reached = uk::fail_nth_read() == 0;
+    uk::fail_nth_write(0);
+
+    ExpectContextsOnTheSetsTags(q_, &set_);
+    EXPECT_TRUE(OneRequestRuns(q_)) << nth;
+    if (!reached) {
+      EXPECT_EQ(q_->nr_hw_queues, n) << nth;
+      break;
+    }
+    if (q_->nr_hw_queues == 1) {
+      EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(), before)
+          << nth;
+      continue;
+    }
+    // The failure hit an allocation the grow can do without.
+    EXPECT_EQ(q_->nr_hw_queues, n) << nth;
+    blk_mq_update_nr_hw_queues(&set_, 1);
+    ASSERT_EQ(q_->nr_hw_queues, 1u);
+  }
+}
+
+TEST(BlkMqAllocTagSetTest, HalvesTheDepthWhenTheMapsDoNotFit) {
+  // Fail each allocation of blk_mq_alloc_tag_set() in turn: a failed
+  // request map is retried at half the depth, any other failure is -ENOMEM,
+  // and neither leaves an allocation behind.
+  drv = new Driver;
+  long before = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+  bool halved = false;
+  for (unsigned long nth = 1;; nth++) {
+    struct blk_mq_tag_set set = {};
+    set.ops = &kOps;
+    set.nr_hw_queues = 1;
+    set.queue_depth = 64;
+    set.numa_node = NUMA_NO_NODE;
+
+    ASSERT_EQ(uk::fail_nth_write(nth), 0);
+    int ret = blk_mq_alloc_tag_set(&set);
+    bool reached = uk::fail_nth_read() == 0;
+    uk::fail_nth_write(0);
+    if (ret == 0) {
+      EXPECT_TRUE(set.queue_depth == 64 || set.queue_depth == 32) << nth;
+      halved |= set.queue_depth == 32;
+      blk_mq_free_tag_set(&set);
+    } else {
+      EXPECT_EQ(ret, -ENOMEM) << nth;
+    }
+    EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(), before)
+        << nth;
+    if (!reached) {
+      EXPECT_EQ(set.queue_depth, 64u);
+      break;
+    }
+  }
+  EXPECT_TRUE(halved);
+  delete drv;
+  drv = nullptr;
 }
 
 TEST(BlkMqSqTagSetTest, OneQueueOneMap) {
