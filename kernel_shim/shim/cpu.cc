@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <uk/linux/bottom_half.h>
+#include <uk/linux/cpumask.h>
 #include <uk/linux/irqflags.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/kstrtox.h>
@@ -24,6 +25,7 @@
 #include <uk/shim/rseq.h>
 
 unsigned int nr_cpu_ids = 1;
+struct cpumask __cpu_online_mask = {{1UL}};
 
 namespace uk {
 
@@ -177,6 +179,8 @@ void set_nr_cpu_ids(unsigned int n) {
   if (n < 1) n = 1;
   if (n > NR_CPUS) n = NR_CPUS;
   nr_cpu_ids = n;
+  bitmap_zero(cpumask_bits(&__cpu_online_mask), NR_CPUS);
+  bitmap_set(cpumask_bits(&__cpu_online_mask), 0, n);
   for (int h = 0; h < 1024; h++) host_to_vcpu[h] = h % n;
   // Counter adds index copies by host CPU: every host CPU must be a
   // possible CPU, or sums over the possible CPUs would miss some copies.

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include <uk/linux/cpumask.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/spinlock.h>
@@ -279,3 +280,42 @@ TEST_F(CpuTest, UnpinnedSectionsAreExclusiveAndWakeSleepers) {
 }
 
 }  // namespace
+
+TEST(CpumaskTest, MaskOperationsAndTheOnlineMask) {
+  // Every virtual CPU is online; no bit past nr_cpu_ids is.
+  EXPECT_EQ(cpumask_weight(cpu_online_mask), nr_cpu_ids);
+  EXPECT_EQ(cpumask_first(cpu_online_mask), 0u);
+  EXPECT_FALSE(test_bit(nr_cpu_ids, cpumask_bits(cpu_online_mask)));
+
+  cpumask_var_t mask;
+  ASSERT_TRUE(zalloc_cpumask_var(&mask, GFP_KERNEL));
+  EXPECT_TRUE(cpumask_empty(mask));
+  EXPECT_EQ(cpumask_first(mask), nr_cpu_ids);
+  EXPECT_EQ(cpumask_first_and(mask, cpu_online_mask), nr_cpu_ids);
+
+  unsigned int last = nr_cpu_ids - 1;
+  cpumask_set_cpu(last, mask);
+  cpumask_set_cpu(0, mask);
+  EXPECT_TRUE(cpumask_test_cpu(0, mask));
+  EXPECT_TRUE(cpumask_test_cpu(last, mask));
+  EXPECT_EQ(cpumask_weight(mask), last == 0 ? 1u : 2u);
+  EXPECT_EQ(cpumask_first_and(mask, cpu_online_mask), 0u);
+  EXPECT_EQ(cpumask_next_and(0, mask, cpu_online_mask),
+            last == 0 ? nr_cpu_ids : last);
+  EXPECT_EQ(cpumask_next(last, mask), nr_cpu_ids);
+
+  std::vector<int> seen;
+  int cpu;
+  for_each_cpu(cpu, mask) seen.push_back(cpu);
+  if (last == 0) {
+    EXPECT_EQ(seen, std::vector<int>({0}));
+  } else {
+    EXPECT_EQ(seen, std::vector<int>({0, (int)last}));
+  }
+
+  cpumask_clear_cpu(0, mask);
+  EXPECT_FALSE(cpumask_test_cpu(0, mask));
+  cpumask_clear(mask);
+  EXPECT_TRUE(cpumask_empty(mask));
+  free_cpumask_var(mask);
+}
