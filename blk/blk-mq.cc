@@ -1428,11 +1428,68 @@ void blk_mq_run_hw_queues(struct request_queue *q, bool async)
 	}
 }
 
+static inline int blk_mq_first_mapped_cpu(struct blk_mq_hw_ctx *hctx)
+{
+	int cpu = cpumask_first_and(hctx->cpumask, cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(hctx->cpumask);
+	return cpu;
+}
+
+/* ->next_cpu comes from ->cpumask: past the last CPU when the mask is empty. */
+static bool blk_mq_hctx_empty_cpumask(struct blk_mq_hw_ctx *hctx)
+{
+	return READ_ONCE(hctx->next_cpu) >= nr_cpu_ids;
+}
+
+/*
+ * The CPU of @hctx's next asynchronous run: its mapped online CPUs in turn,
+ * BLK_MQ_CPU_WORK_BATCH runs each, or WORK_CPU_UNBOUND for a single hardware
+ * queue, an hctx no CPU maps to, or one whose CPUs are all offline.
+ */
+static int blk_mq_hctx_next_cpu(struct blk_mq_hw_ctx *hctx)
+{
+	bool tried = false;
+	int next_cpu = READ_ONCE(hctx->next_cpu);
+
+	if (hctx->queue->nr_hw_queues == 1 || blk_mq_hctx_empty_cpumask(hctx))
+		return WORK_CPU_UNBOUND;
+
+	/* the batch count is racy by design: a lost update moves a run */
+	if (data_race(--hctx->next_cpu_batch) <= 0) {
+select_cpu:
+		next_cpu = cpumask_next_and(next_cpu, hctx->cpumask, cpu_online_mask);
+		if (next_cpu >= nr_cpu_ids)
+			next_cpu = blk_mq_first_mapped_cpu(hctx);
+		WRITE_ONCE(hctx->next_cpu_batch, BLK_MQ_CPU_WORK_BATCH);
+	}
+
+	/*
+	 * No online CPU of the mask was found (a CPU going down): try the
+	 * search once more, then run unbound and search again next time.
+	 */
+	if (!cpu_online(next_cpu)) {
+		if (!tried) {
+			tried = true;
+			goto select_cpu;
+		}
+
+		WRITE_ONCE(hctx->next_cpu, next_cpu);
+		WRITE_ONCE(hctx->next_cpu_batch, 1);
+		return WORK_CPU_UNBOUND;
+	}
+
+	WRITE_ONCE(hctx->next_cpu, next_cpu);
+	return next_cpu;
+}
+
 void blk_mq_delay_run_hw_queue(struct blk_mq_hw_ctx *hctx, unsigned long msecs)
 {
 	if (unlikely(blk_mq_hctx_stopped(hctx)))
 		return;
-	kblockd_mod_delayed_work_on(WORK_CPU_UNBOUND, &hctx->run_work, msecs_to_jiffies(msecs));
+	kblockd_mod_delayed_work_on(blk_mq_hctx_next_cpu(hctx), &hctx->run_work,
+				    msecs_to_jiffies(msecs));
 }
 
 void blk_mq_delay_run_hw_queues(struct request_queue *q, unsigned long msecs)
@@ -2940,6 +2997,9 @@ static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q, struct b
 	if (!hctx)
 		return NULL;
 
+	if (!zalloc_cpumask_var_node(&hctx->cpumask, GFP_KERNEL, node))
+		goto free_hctx;
+
 	spin_lock_init(&hctx->lock);
 	INIT_LIST_HEAD(&hctx->dispatch);
 	INIT_DELAYED_WORK(&hctx->run_work, blk_mq_run_work_fn);
@@ -2963,6 +3023,7 @@ static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q, struct b
 
 free_ctxs:
 	kfree(hctx->ctxs);
+	free_cpumask_var(hctx->cpumask);
 free_hctx:
 	kfree(hctx);
 	return NULL;
@@ -3018,6 +3079,7 @@ static void blk_mq_exit_hctx(struct request_queue *q, struct blk_mq_tag_set *set
 
 static void blk_mq_free_hctx(struct blk_mq_hw_ctx *hctx)
 {
+	free_cpumask_var(hctx->cpumask);
 	sbitmap_free(&hctx->ctx_map);
 	kfree(hctx->ctxs);
 	kfree(hctx);
@@ -3049,7 +3111,9 @@ static void blk_mq_map_swqueue(struct request_queue *q)
 
 	queue_for_each_hw_ctx(q, hctx, i)
 	{
+		cpumask_clear(hctx->cpumask);
 		hctx->nr_ctx = 0;
+		hctx->dispatch_from = NULL;
 		hctx->type = HCTX_TYPE_DEFAULT;
 	}
 
@@ -3065,9 +3129,10 @@ static void blk_mq_map_swqueue(struct request_queue *q)
 			ctx->hctxs[j] = hctx;
 
 			/* A CPU may map to the same hctx through several types. */
-			if (hctx->nr_ctx && hctx->ctxs[hctx->nr_ctx - 1] == ctx)
+			if (cpumask_test_cpu(i, hctx->cpumask))
 				continue;
 
+			cpumask_set_cpu(i, hctx->cpumask);
 			hctx->type = j;
 			ctx->index_hw[hctx->type] = hctx->nr_ctx;
 			hctx->ctxs[hctx->nr_ctx++] = ctx;
@@ -3085,9 +3150,23 @@ static void blk_mq_map_swqueue(struct request_queue *q)
 
 	queue_for_each_hw_ctx(q, hctx, i)
 	{
+		int cpu;
+
 		hctx->tags = set->tags[i];
-		if (hctx->nr_ctx)
-			sbitmap_resize(&hctx->ctx_map, hctx->nr_ctx);
+		if (!hctx->nr_ctx)
+			continue;
+		sbitmap_resize(&hctx->ctx_map, hctx->nr_ctx);
+
+		/* no kernel work on the CPUs kept for applications */
+		for_each_cpu(cpu, hctx->cpumask)
+		{
+			if (cpu_is_isolated(cpu))
+				cpumask_clear_cpu(cpu, hctx->cpumask);
+		}
+
+		/* asynchronous runs start on the first mapped CPU */
+		WRITE_ONCE(hctx->next_cpu, blk_mq_first_mapped_cpu(hctx));
+		WRITE_ONCE(hctx->next_cpu_batch, BLK_MQ_CPU_WORK_BATCH);
 	}
 }
 

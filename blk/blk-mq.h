@@ -17,6 +17,9 @@
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/smp.h>
 
+/* Asynchronous runs of a hardware queue a CPU takes before the next does. */
+#define BLK_MQ_CPU_WORK_BATCH (8)
+
 /* blk_mq_insert_request() flags */
 typedef unsigned int blk_insert_t;
 #define BLK_MQ_INSERT_AT_HEAD ((blk_insert_t)0x01)

@@ -14,6 +14,7 @@
 
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/completion.h>
 #include <uk/linux/err.h>
 #include <uk/linux/fault-inject.h>
 #include <uk/linux/sched.h>
@@ -36,12 +37,14 @@ struct Driver {
   std::vector<struct request *> kept;
   std::atomic<int> queued{0};
   std::atomic<bool> keep{false};
+  std::atomic<int> last_cpu{-1};  // where ->queue_rq() last ran
 };
 
 Driver *drv;
 
 blk_status_t TestQueueRq(struct blk_mq_hw_ctx *,
                          const struct blk_mq_queue_data *bd) {
+  drv->last_cpu = raw_smp_processor_id();
   blk_mq_start_request(bd->rq);
   if (drv->keep.load()) {
     {
@@ -443,6 +446,65 @@ TEST(BlkMqAllocTagSetTest, HalvesTheDepthWhenTheMapsDoNotFit) {
     }
   }
   EXPECT_TRUE(halved);
+  delete drv;
+  drv = nullptr;
+}
+
+struct completion *async_done;
+
+// Leaves the request to the test, which frees it after the wait.
+enum rq_end_io_ret CompleteEndIo(struct request *, blk_status_t) {
+  complete(async_done);
+  return RQ_END_IO_NONE;
+}
+
+TEST(BlkMqCpuMaskTest, AsyncRunsGoToTheHctxsOwnCpus) {
+  if (nr_cpu_ids < 2) GTEST_SKIP() << "one CPU: one hctx, run unbound";
+  drv = new Driver;
+  struct blk_mq_tag_set set = {};
+  set.ops = &kOps;
+  set.nr_hw_queues = 2;
+  set.queue_depth = 4;
+  set.reserved_tags = 1;
+  set.numa_node = NUMA_NO_NODE;
+  set.flags = BLK_MQ_F_BLOCKING;  // every run is asynchronous, on kblockd
+  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+
+  // Each CPU is in the mask of the hctx its software queue maps to, and
+  // in no other.
+  for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+    unsigned int idx = set.map[HCTX_TYPE_DEFAULT].mq_map[cpu];
+    for (unsigned int i = 0; i < q->nr_hw_queues; i++)
+      EXPECT_EQ(cpumask_test_cpu(cpu, q->queue_hw_ctx[i]->cpumask), i == idx)
+          << cpu << " " << i;
+  }
+
+  // Runs of each hctx happen on its CPUs, whichever CPU asks.
+  struct completion done;
+  async_done = &done;
+  for (int round = 0; round < 2 * BLK_MQ_CPU_WORK_BATCH; round++) {
+    for (unsigned int i = 0; i < q->nr_hw_queues; i++) {
+      struct blk_mq_hw_ctx *hctx = q->queue_hw_ctx[i];
+      init_completion(&done);
+      struct request *rq = blk_mq_alloc_request_hctx(
+          q, REQ_OP_DRV_IN, BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_RESERVED, i);
+      ASSERT_FALSE(IS_ERR(rq));
+      rq->end_io = CompleteEndIo;
+      blk_execute_rq_nowait(rq, false);
+      wait_for_completion(&done);
+      blk_mq_free_request(rq);
+      int cpu = drv->last_cpu.load();
+      ASSERT_GE(cpu, 0);
+      EXPECT_TRUE(cpumask_test_cpu(cpu, hctx->cpumask))
+          << "hctx " << i << " ran on CPU " << cpu;
+    }
+  }
+  async_done = nullptr;
+
+  blk_mq_destroy_queue(q);
+  blk_mq_free_tag_set(&set);
   delete drv;
   drv = nullptr;
 }

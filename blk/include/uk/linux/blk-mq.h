@@ -13,6 +13,7 @@
 #include <uk/linux/atomic.h>
 #include <uk/linux/blk_types.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/cpumask.h>
 #include <uk/linux/workqueue.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
@@ -359,6 +360,14 @@ struct blk_mq_hw_ctx {
 
 	/* Which of the SBQ_WAIT_QUEUES the next sleeper on this hctx uses. */
 	atomic_t wait_index;
+
+	/*
+	 * The CPUs whose software queues map here, and the one that runs the
+	 * next asynchronous runs (round robin, BLK_MQ_CPU_WORK_BATCH each).
+	 */
+	cpumask_var_t cpumask;
+	int next_cpu;
+	int next_cpu_batch;
 
 	unsigned int numa_node;
 	unsigned int queue_num;
