@@ -131,7 +131,11 @@ struct cred *prepare_creds(void)
 
 	if (!new_cred)
 		return NULL;
-	*new_cred = *old;
+	/*
+	 * The copy reads ->usage, which other tasks may be changing; it is
+	 * overwritten next (the kernel's memcpy() does the same).
+	 */
+	data_race(*new_cred = *old);
 	atomic_long_set(&new_cred->usage, 1);
 	live_creds.fetch_add(1, std::memory_order_relaxed);
 	return new_cred;
