@@ -6,12 +6,61 @@
  * Upstream: block/blk-core.c @ v6.12
  * Upstream: block/bio.c @ v6.12
  */
+#include <array>
+
 #include <uk/linux/completion.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
 #include "blk-mq.h"
+
+void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
+{
+	set_bit(flag, &q->queue_flags);
+}
+
+void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
+{
+	clear_bit(flag, &q->queue_flags);
+}
+
+/*
+ * The name of each REQ_OP_*, indexed by op. C++ has no sparse array
+ * designators, so the table is filled at compile time, one op per line.
+ */
+#define REQ_OP_NAME(name) t[REQ_OP_##name] = #name
+static constexpr std::array<const char *, REQ_OP_LAST> blk_op_name = [] {
+	std::array<const char *, REQ_OP_LAST> t{};
+
+	REQ_OP_NAME(READ);
+	REQ_OP_NAME(WRITE);
+	REQ_OP_NAME(FLUSH);
+	REQ_OP_NAME(DISCARD);
+	REQ_OP_NAME(SECURE_ERASE);
+	REQ_OP_NAME(ZONE_RESET);
+	REQ_OP_NAME(ZONE_RESET_ALL);
+	REQ_OP_NAME(ZONE_OPEN);
+	REQ_OP_NAME(ZONE_CLOSE);
+	REQ_OP_NAME(ZONE_FINISH);
+	REQ_OP_NAME(ZONE_APPEND);
+	REQ_OP_NAME(WRITE_ZEROES);
+	REQ_OP_NAME(DRV_IN);
+	REQ_OP_NAME(DRV_OUT);
+	return t;
+}();
+#undef REQ_OP_NAME
+
+/* "READ" for REQ_OP_READ and so on; "UNKNOWN" for a value that is no op. */
+const char *blk_op_str(enum req_op op)
+{
+	const char *op_str = "UNKNOWN";
+
+	if (op < ARRAY_SIZE(blk_op_name) && blk_op_name[op])
+		op_str = blk_op_name[op];
+
+	return op_str;
+}
 
 static inline bool blk_try_enter_queue(struct request_queue *q)
 {
@@ -93,6 +142,18 @@ dead:
 void blk_queue_exit(struct request_queue *q)
 {
 	percpu_ref_put(&q->q_usage_counter);
+}
+
+/*
+ * Takes a reference to @q's structure, unless @q is dying; blk_put_queue()
+ * gives it back.
+ */
+bool blk_get_queue(struct request_queue *q)
+{
+	if (unlikely(blk_queue_dying(q)))
+		return false;
+	refcount_inc(&q->refs);
+	return true;
 }
 
 /* Checks the bio against the device before it reaches blk-mq. */

@@ -3389,7 +3389,7 @@ static struct request_queue *blk_alloc_queue(struct queue_limits *lim, int node_
 	spin_lock_init(&q->queue_lock);
 	timer_setup(&q->timeout, blk_rq_timed_out_timer, 0);
 	INIT_LIST_HEAD(&q->tag_set_list);
-	atomic_set(&q->refs, 1);
+	refcount_set(&q->refs, 1);
 	/* Complete on the submitting CPU (QUEUE_FLAG_MQ_DEFAULT). */
 	q->queue_flags = (1UL << QUEUE_FLAG_SAME_COMP) | (1UL << QUEUE_FLAG_NOMERGES);
 	return q;
@@ -3415,7 +3415,7 @@ static void blk_free_queue(struct request_queue *q)
 
 void blk_put_queue(struct request_queue *q)
 {
-	if (atomic_dec_and_test(&q->refs))
+	if (refcount_dec_and_test(&q->refs))
 		blk_free_queue(q);
 }
 

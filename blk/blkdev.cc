@@ -43,7 +43,7 @@ struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limit
 	disk->uk_bdev.bd_queue = q;
 	disk->part0 = &disk->uk_bdev;
 	/* The gendisk holds the queue struct until its last reference. */
-	atomic_inc(&q->refs);
+	refcount_inc(&q->refs);
 	return disk;
 }
 

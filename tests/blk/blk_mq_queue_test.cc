@@ -3,7 +3,8 @@
 // the queue after an RCU grace period (blk_free_queue_rcu()), so that an
 // RCU callback still at work on the queue's usage counter (the confirmation
 // of its switch to atomic mode, whose put may be the last one and wake
-// mq_freeze_wq) ends before the queue goes.
+// mq_freeze_wq) ends before the queue goes. Also blk_get_queue(), the queue
+// flags and blk_op_str().
 #include <gtest/gtest.h>
 
 #include <uk/linux/blk-mq.h>
@@ -39,7 +40,7 @@ TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
   ASSERT_FALSE(IS_ERR(q));
   // A second holder of the struct, as a gendisk is: the teardown drops
   // the driver's reference and the queue stays.
-  atomic_inc(&q->refs);
+  ASSERT_TRUE(blk_get_queue(q));
   blk_mq_destroy_queue(q);
   flush_workqueue(kblockd_workqueue);
   rcu_barrier();
@@ -48,7 +49,7 @@ TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
   rcu_read_lock();
   blk_put_queue(q);
   // Inside a read-side section no grace period ends: the queue is there.
-  EXPECT_EQ(atomic_read(&q->refs), 0);
+  EXPECT_EQ(refcount_read(&q->refs), 0u);
   EXPECT_EQ(uk::slab_total_allocated(), before);
   rcu_read_unlock();
 
@@ -56,6 +57,47 @@ TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
   // The queue and its usage counter's data.
   EXPECT_EQ(uk::slab_total_allocated(), before - 2);
   blk_mq_free_tag_set(&set);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(QueueTest, GetQueueRefusesADyingQueue) {
+  struct blk_mq_tag_set set = {};
+  set.ops = &kOps;
+  set.nr_hw_queues = 1;
+  set.queue_depth = 4;
+  set.numa_node = -1;
+  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
+  struct request_queue *q = blk_mq_init_queue(&set);
+  ASSERT_FALSE(IS_ERR(q));
+
+  ASSERT_TRUE(blk_get_queue(q));
+  EXPECT_EQ(refcount_read(&q->refs), 2u);
+  blk_put_queue(q);
+
+  blk_queue_flag_set(QUEUE_FLAG_DYING, q);
+  EXPECT_TRUE(blk_queue_dying(q));
+  EXPECT_FALSE(blk_get_queue(q));
+  EXPECT_EQ(refcount_read(&q->refs), 1u);
+  blk_queue_flag_clear(QUEUE_FLAG_DYING, q);
+  EXPECT_FALSE(blk_queue_dying(q));
+
+  blk_mq_destroy_queue(q);  // drops the driver's reference
+  rcu_barrier();
+  blk_mq_free_tag_set(&set);
+}
+
+TEST(QueueTest, OpStrNamesEachOp) {
+  EXPECT_STREQ(blk_op_str(REQ_OP_READ), "READ");
+  EXPECT_STREQ(blk_op_str(REQ_OP_WRITE), "WRITE");
+  EXPECT_STREQ(blk_op_str(REQ_OP_ZONE_RESET_ALL), "ZONE_RESET_ALL");
+  EXPECT_STREQ(blk_op_str(REQ_OP_DRV_OUT), "DRV_OUT");
+  // A hole in the numbering and a value past the last op.
+  EXPECT_STREQ(blk_op_str((enum req_op)4), "UNKNOWN");
+  EXPECT_STREQ(blk_op_str(REQ_OP_LAST), "UNKNOWN");
+  EXPECT_STREQ(blk_op_str((enum req_op)1000), "UNKNOWN");
 }
 
 }  // namespace

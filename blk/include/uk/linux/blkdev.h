@@ -19,6 +19,7 @@
 #include <uk/linux/lockdep.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/percpu-refcount.h>
+#include <uk/linux/refcount.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/spinlock.h>
 #include <uk/linux/timer.h>
@@ -119,7 +120,7 @@ struct request_queue {
 	struct list_head requeue_list;
 	struct delayed_work requeue_work;
 
-	atomic_t refs; /* the struct itself (gendisk + block_device holders) */
+	refcount_t refs; /* the struct itself (gendisk + block_device holders) */
 	struct rcu_head rcu_head;
 };
 
@@ -132,15 +133,10 @@ struct request_queue {
 
 #define list_entry_rq(ptr) list_entry((ptr), struct request, queuelist)
 
-static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
-{
-	set_bit(flag, &q->queue_flags);
-}
-
-static inline void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
-{
-	clear_bit(flag, &q->queue_flags);
-}
+void blk_queue_flag_set(unsigned int flag, struct request_queue *q);
+void blk_queue_flag_clear(unsigned int flag, struct request_queue *q);
+bool blk_get_queue(struct request_queue *q);
+const char *blk_op_str(enum req_op op);
 
 static inline unsigned int queue_logical_block_size(const struct request_queue *q)
 {
