@@ -501,19 +501,33 @@ static int bt_alloc(struct sbitmap_queue *bt, unsigned int depth, bool round_rob
 	return sbitmap_queue_init_node(bt, depth, -1, round_robin, GFP_KERNEL, node);
 }
 
-struct blk_mq_tags *blk_mq_init_tags(unsigned int total_tags, unsigned int reserved_tags,
-				     unsigned int flags, int node)
+int blk_mq_init_bitmaps(struct sbitmap_queue *bitmap_tags, struct sbitmap_queue *breserved_tags,
+			unsigned int queue_depth, unsigned int reserved, int node, int alloc_policy)
 {
-	unsigned int depth = total_tags - reserved_tags;
-	bool round_robin = flags & BLK_MQ_F_TAG_RR;
+	unsigned int depth = queue_depth - reserved;
+	bool round_robin = alloc_policy == BLK_TAG_ALLOC_RR;
+
+	if (bt_alloc(bitmap_tags, depth, round_robin, node))
+		return -ENOMEM;
+	if (bt_alloc(breserved_tags, reserved, round_robin, node))
+		goto free_bitmap_tags;
+
+	return 0;
+
+free_bitmap_tags:
+	sbitmap_queue_free(bitmap_tags);
+	return -ENOMEM;
+}
+
+struct blk_mq_tags *blk_mq_init_tags(unsigned int total_tags, unsigned int reserved_tags, int node,
+				     int alloc_policy)
+{
 	struct blk_mq_tags *tags;
 
 	if (total_tags > BLK_MQ_TAG_MAX) {
 		pr_err("blk-mq: tag depth too large\n");
 		return NULL;
 	}
-	if (reserved_tags > total_tags)
-		return NULL;
 
 	tags = kzalloc_node(sizeof(*tags), GFP_KERNEL, node);
 	if (!tags)
@@ -522,28 +536,20 @@ struct blk_mq_tags *blk_mq_init_tags(unsigned int total_tags, unsigned int reser
 	tags->nr_tags = total_tags;
 	tags->nr_reserved_tags = reserved_tags;
 	spin_lock_init(&tags->lock);
-	INIT_LIST_HEAD(&tags->page_list);
 
-	if (bt_alloc(&tags->bitmap_tags, depth, round_robin, node))
-		goto out_free_tags;
-	if (bt_alloc(&tags->breserved_tags, reserved_tags, round_robin, node))
-		goto out_free_bitmap_tags;
-
+	if (blk_mq_init_bitmaps(&tags->bitmap_tags, &tags->breserved_tags, total_tags,
+				reserved_tags, node, alloc_policy) < 0) {
+		kfree(tags);
+		return NULL;
+	}
 	return tags;
-
-out_free_bitmap_tags:
-	sbitmap_queue_free(&tags->bitmap_tags);
-out_free_tags:
-	kfree(tags);
-	return NULL;
 }
 
-/* Request memory (page_list) belongs to the request path; none is held here. */
-void blk_mq_free_tags(struct blk_mq_tag_set *set, struct blk_mq_tags *tags)
+/* The requests (page_list) are blk_mq_free_rqs()'s to free, before this. */
+void blk_mq_free_tags(struct blk_mq_tags *tags)
 {
 	sbitmap_queue_free(&tags->bitmap_tags);
 	sbitmap_queue_free(&tags->breserved_tags);
-	WARN_ON_ONCE(!list_empty(&tags->page_list));
 	kfree(tags);
 }
 

@@ -2575,7 +2575,7 @@ static void blk_mq_free_rq_map(struct blk_mq_tag_set *set, struct blk_mq_tags *t
 	kfree(tags->static_rqs);
 	tags->static_rqs = NULL;
 
-	blk_mq_free_tags(set, tags);
+	blk_mq_free_tags(tags);
 }
 
 /* Every virtual CPU sits on one node: no hardware queue has a node of its own. */
@@ -2619,17 +2619,18 @@ static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set, unsig
 	if (node == NUMA_NO_NODE)
 		node = set->numa_node;
 
-	tags = blk_mq_init_tags(nr_tags, reserved_tags, set->flags, node);
+	tags = blk_mq_init_tags(nr_tags, reserved_tags, node,
+				BLK_MQ_FLAG_TO_ALLOC_POLICY(set->flags));
 	if (!tags)
 		return NULL;
 
 	tags->rqs = (struct request **)kcalloc_node(nr_tags, sizeof(struct request *),
-						    GFP_NOIO | __GFP_NOWARN, node);
+						    GFP_NOIO | __GFP_NOWARN | __GFP_NORETRY, node);
 	if (!tags->rqs)
 		goto err_free_tags;
 
-	tags->static_rqs = (struct request **)kcalloc_node(nr_tags, sizeof(struct request *),
-							   GFP_NOIO | __GFP_NOWARN, node);
+	tags->static_rqs = (struct request **)kcalloc_node(
+		nr_tags, sizeof(struct request *), GFP_NOIO | __GFP_NOWARN | __GFP_NORETRY, node);
 	if (!tags->static_rqs)
 		goto err_free_rqs;
 
@@ -2638,7 +2639,7 @@ static struct blk_mq_tags *blk_mq_alloc_rq_map(struct blk_mq_tag_set *set, unsig
 err_free_rqs:
 	kfree(tags->rqs);
 err_free_tags:
-	blk_mq_free_tags(set, tags);
+	blk_mq_free_tags(tags);
 	return NULL;
 }
 
@@ -2670,6 +2671,8 @@ static int blk_mq_alloc_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags
 
 	if (node == NUMA_NO_NODE)
 		node = set->numa_node;
+
+	INIT_LIST_HEAD(&tags->page_list);
 
 	chunk = (struct blk_mq_rq_chunk *)kzalloc(sizeof(*chunk) + rq_size * depth, GFP_NOIO);
 	if (!chunk)

@@ -144,7 +144,7 @@ class DispatchTest : public ::testing::Test {
   // another user takes it, leaving the map full. Then `rq` is inserted and
   // the hctx run. Returns the tag the other user holds.
   int StrandWithoutDriverTag(struct request *rq) {
-    sched_tags_ = blk_mq_init_tags(2, 0, 0, -1);
+    sched_tags_ = blk_mq_init_tags(2, 0, -1, BLK_TAG_ALLOC_FIFO);
     EXPECT_NE(sched_tags_, nullptr);
     hctx_->sched_tags = sched_tags_;
     blk_mq_put_tag(hctx_->tags, rq->mq_ctx, rq->tag);
@@ -161,7 +161,7 @@ class DispatchTest : public ::testing::Test {
   void FreeSchedTags() {
     flush_workqueue(kblockd_workqueue);
     hctx_->sched_tags = nullptr;
-    blk_mq_free_tags(&set_, sched_tags_);
+    blk_mq_free_tags(sched_tags_);
     sched_tags_ = nullptr;
   }
 

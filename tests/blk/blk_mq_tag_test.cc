@@ -31,11 +31,13 @@ struct Fixture {
     set.reserved_tags = reserved;
     set.flags = flags;
     if (blk_mq_is_shared_tags(flags)) {
-      set.shared_tags = blk_mq_init_tags(depth, reserved, flags, -1);
+      set.shared_tags = blk_mq_init_tags(depth, reserved, -1,
+                                         BLK_MQ_FLAG_TO_ALLOC_POLICY(flags));
       tags_arr[0] = tags_arr[1] = set.shared_tags;
     } else {
       for (int i = 0; i < 2; i++)
-        tags_arr[i] = blk_mq_init_tags(depth, reserved, flags, -1);
+        tags_arr[i] = blk_mq_init_tags(depth, reserved, -1,
+                                       BLK_MQ_FLAG_TO_ALLOC_POLICY(flags));
     }
     set.tags = tags_arr;
     q.tag_set = &set;
@@ -65,9 +67,9 @@ struct Fixture {
   }
   ~Fixture() {
     if (set.shared_tags) {
-      blk_mq_free_tags(&set, set.shared_tags);
+      blk_mq_free_tags(set.shared_tags);
     } else {
-      for (auto *t : tags_arr) blk_mq_free_tags(&set, t);
+      for (auto *t : tags_arr) blk_mq_free_tags(t);
     }
     free_percpu(q.queue_ctx);
     percpu_ref_exit(&q.q_usage_counter);
@@ -137,7 +139,8 @@ TEST_F(BlkMqTagTest, ReservedWithoutReservedTagsWarns) {
 }
 
 TEST_F(BlkMqTagTest, InitRejectsTooDeep) {
-  EXPECT_EQ(blk_mq_init_tags(BLK_MQ_TAG_MAX + 1u, 0, 0, -1), nullptr);
+  EXPECT_EQ(blk_mq_init_tags(BLK_MQ_TAG_MAX + 1u, 0, -1, BLK_TAG_ALLOC_FIFO),
+            nullptr);
 }
 
 TEST_F(BlkMqTagTest, BatchedGetAndPut) {
@@ -302,10 +305,10 @@ TEST_F(BlkMqTagTest, MayQueueHostWideUsesQueueCount) {
   EXPECT_EQ(sbitmap_weight(&bt->sb), 6u);
 }
 
-// BLK_MQ_F_TAG_RR: tags come out in increasing order; a freed tag is not
+// BLK_TAG_ALLOC_RR: tags come out in increasing order; a freed tag is not
 // reused until the hint wraps to the start of the map.
 TEST_F(BlkMqTagTest, RoundRobinTagsIncreaseAndWrap) {
-  Fixture f(18, 2, BLK_MQ_F_TAG_RR);
+  Fixture f(18, 2, BLK_ALLOC_POLICY_TO_MQ_FLAG(BLK_TAG_ALLOC_RR));
   struct blk_mq_tags *tags = f.hctx[0].tags;
   ASSERT_TRUE(tags->bitmap_tags.sb.round_robin);
   ASSERT_TRUE(tags->breserved_tags.sb.round_robin);

@@ -120,10 +120,9 @@ void FreeScene(TagScene *s) {
     percpu_ref_exit(&s->q[i].q_usage_counter);
   }
   if (s->set.shared_tags) {
-    blk_mq_free_tags(&s->set, s->set.shared_tags);
+    blk_mq_free_tags(s->set.shared_tags);
   } else {
-    for (int i = 0; i < s->nr_queues; i++)
-      blk_mq_free_tags(&s->set, s->tags_arr[i]);
+    for (int i = 0; i < s->nr_queues; i++) blk_mq_free_tags(s->tags_arr[i]);
   }
   delete s;
 }

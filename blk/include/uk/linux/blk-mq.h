@@ -169,13 +169,28 @@ struct blk_mq_queue_map {
 	unsigned int queue_offset;
 };
 
-#define BLK_MQ_F_TAG_QUEUE_SHARED (1 << 1)
-#define BLK_MQ_F_STACKING (1 << 2)
-#define BLK_MQ_F_TAG_HCTX_SHARED (1 << 3)
-#define BLK_MQ_F_BLOCKING (1 << 4)
-#define BLK_MQ_F_TAG_RR (1 << 5)
-#define BLK_MQ_F_NO_SCHED_BY_DEFAULT (1 << 6)
-#define BLK_MQ_F_MAX 7
+/*
+ * Tag set and hctx flags, v6.12's layout. With no elevator here,
+ * SHOULD_MERGE, NO_SCHED and NO_SCHED_BY_DEFAULT are recorded and change
+ * nothing. The tag allocation policy (BLK_TAG_ALLOC_*) sits in the bits
+ * from BLK_MQ_F_ALLOC_POLICY_START_BIT.
+ */
+enum {
+	BLK_MQ_F_SHOULD_MERGE = 1 << 0,
+	BLK_MQ_F_TAG_QUEUE_SHARED = 1 << 1,
+	/* the device completes its I/O through another blk-mq device */
+	BLK_MQ_F_STACKING = 1 << 2,
+	BLK_MQ_F_TAG_HCTX_SHARED = 1 << 3,
+	BLK_MQ_F_BLOCKING = 1 << 4,
+	BLK_MQ_F_NO_SCHED = 1 << 5,
+	BLK_MQ_F_NO_SCHED_BY_DEFAULT = 1 << 6,
+	BLK_MQ_F_ALLOC_POLICY_START_BIT = 7,
+	BLK_MQ_F_ALLOC_POLICY_BITS = 1,
+};
+#define BLK_MQ_FLAG_TO_ALLOC_POLICY(flags) \
+	((flags >> BLK_MQ_F_ALLOC_POLICY_START_BIT) & ((1 << BLK_MQ_F_ALLOC_POLICY_BITS) - 1))
+#define BLK_ALLOC_POLICY_TO_MQ_FLAG(policy) \
+	((policy & ((1 << BLK_MQ_F_ALLOC_POLICY_BITS) - 1)) << BLK_MQ_F_ALLOC_POLICY_START_BIT)
 
 /* hctx->state bits. */
 enum {

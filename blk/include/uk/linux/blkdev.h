@@ -64,6 +64,10 @@ struct blk_mq_srcu {
 };
 
 /* q->queue_flags bits (v6.1 numbering). */
+/* Tag allocation policies (BLK_ALLOC_POLICY_TO_MQ_FLAG()). */
+#define BLK_TAG_ALLOC_FIFO 0 /* the lowest free tag first */
+#define BLK_TAG_ALLOC_RR 1   /* round robin from the last tag handed out */
+
 #define QUEUE_FLAG_DYING 1
 #define QUEUE_FLAG_NOMERGES 3
 #define QUEUE_FLAG_SAME_COMP 4

@@ -60,6 +60,11 @@
 #define SZ_1G 0x40000000
 
 #define might_sleep() ::uk::might_sleep_check(__FILE__, __LINE__)
+#define might_sleep_if(cond)           \
+	do {                           \
+		if (cond)              \
+			might_sleep(); \
+	} while (0)
 #define cond_resched() ::uk::cond_resched_impl()
 
 namespace uk
