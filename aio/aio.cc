@@ -37,10 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 #include <uk/linux/aio.h>
 #include <uk/linux/aio_abi.h>
