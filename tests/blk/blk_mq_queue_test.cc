@@ -29,15 +29,21 @@ const struct blk_mq_ops kOps = {
     .queue_rq = CompleteAtOnce,
 };
 
+// A tag set of one hardware queue and a queue on it.
+void OneQueue(struct blk_mq_tag_set *set, struct request_queue **q) {
+  set->ops = &kOps;
+  set->nr_hw_queues = 1;
+  set->queue_depth = 4;
+  set->numa_node = -1;
+  ASSERT_EQ(blk_mq_alloc_tag_set(set), 0);
+  *q = blk_mq_init_queue(set);
+  ASSERT_FALSE(IS_ERR(*q));
+}
+
 TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
   struct blk_mq_tag_set set = {};
-  set.ops = &kOps;
-  set.nr_hw_queues = 1;
-  set.queue_depth = 4;
-  set.numa_node = -1;
-  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
-  struct request_queue *q = blk_mq_init_queue(&set);
-  ASSERT_FALSE(IS_ERR(q));
+  struct request_queue *q = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OneQueue(&set, &q));
   // A second holder of the struct, as a gendisk is: the teardown drops
   // the driver's reference and the queue stays.
   ASSERT_TRUE(blk_get_queue(q));
@@ -59,19 +65,10 @@ TEST(QueueTest, LastPutFreesTheQueueAfterAGracePeriod) {
   blk_mq_free_tag_set(&set);
 }
 
-}  // namespace
-
-namespace {
-
 TEST(QueueTest, GetQueueRefusesADyingQueue) {
   struct blk_mq_tag_set set = {};
-  set.ops = &kOps;
-  set.nr_hw_queues = 1;
-  set.queue_depth = 4;
-  set.numa_node = -1;
-  ASSERT_EQ(blk_mq_alloc_tag_set(&set), 0);
-  struct request_queue *q = blk_mq_init_queue(&set);
-  ASSERT_FALSE(IS_ERR(q));
+  struct request_queue *q = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OneQueue(&set, &q));
 
   ASSERT_TRUE(blk_get_queue(q));
   EXPECT_EQ(refcount_read(&q->refs), 2u);
