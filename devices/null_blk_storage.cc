@@ -362,7 +362,7 @@ void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n)
 static void nullb_fill_pattern(struct nullb *nullb, struct page *page, unsigned int len,
 			       unsigned int off)
 {
-	memset((char *)kmap_local_page(page) + off, 0xff, len);
+	memset_page(page, off, 0xff, len);
 }
 
 blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors)
@@ -397,7 +397,7 @@ blk_status_t null_handle_flush(struct nullb *nullb)
 		if (err || nullb->dev->curr_cache == 0)
 			break;
 	}
-	WARN_ON(nullb->dev->cache.rnode != NULL);
+	WARN_ON(!radix_tree_empty(&nullb->dev->cache));
 	spin_unlock_irq(&nullb->lock);
 	return errno_to_blk_status(err);
 }

@@ -14,6 +14,8 @@
 #ifndef UK_LINUX_BVEC_H
 #define UK_LINUX_BVEC_H
 
+#include <cstring>
+
 #include <uk/linux/kernel.h>
 #include <uk/linux/minmax.h>
 #include <uk/linux/types.h>
@@ -44,6 +46,15 @@ static inline void *kmap_local_page(struct page *page)
 }
 
 static inline void kunmap_local(const void *addr) {}
+
+/* Sets @len bytes at @offset in @page to @val (include/linux/highmem.h). */
+static inline void memset_page(struct page *page, size_t offset, int val, size_t len)
+{
+	void *addr = kmap_local_page(page);
+
+	memset((char *)addr + offset, val, len);
+	kunmap_local(addr);
+}
 
 struct bio_vec {
 	struct page *bv_page;

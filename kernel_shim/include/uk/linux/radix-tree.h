@@ -113,6 +113,12 @@ struct radix_tree_root {
 		(root)->rnode = NULL;      \
 	} while (0)
 
+/* True when the tree holds no item (a later kernel's helper; v3.4 tests rnode). */
+static inline bool radix_tree_empty(const struct radix_tree_root *root)
+{
+	return root->rnode == NULL;
+}
+
 /*
  * Slot access for RCU readers: radix_tree_deref_slot() under rcu_read_lock(),
  * then radix_tree_deref_retry() on the result (a shrink may have moved the
