@@ -442,7 +442,7 @@ static void null_free_dev(struct nullb_device *dev)
 	kfree(dev);
 }
 
-int null_validate_conf(struct nullb_device *dev)
+static int null_validate_conf(struct nullb_device *dev)
 {
 	if (dev->queue_mode == NULL_Q_RQ) {
 		pr_err("legacy IO path is no longer available\n");
@@ -453,23 +453,17 @@ int null_validate_conf(struct nullb_device *dev)
 		dev->queue_mode = NULL_Q_MQ;
 	}
 
-	if (dev->shared_tags) {
-		/* The global tag set was sized by the module's queue counts. */
-		dev->submit_queues = g_submit_queues;
-		dev->poll_queues = g_poll_queues;
-	} else {
-		if (dev->use_per_node_hctx) {
-			if (dev->submit_queues != nr_online_nodes)
-				dev->submit_queues = nr_online_nodes;
-		} else if (dev->submit_queues > nr_cpu_ids) {
-			dev->submit_queues = nr_cpu_ids;
-		} else if (dev->submit_queues == 0) {
-			dev->submit_queues = 1;
-		}
-		if (dev->poll_queues > (unsigned int)g_poll_queues)
-			dev->poll_queues = g_poll_queues;
-	}
+	if (dev->use_per_node_hctx) {
+		if (dev->submit_queues != nr_online_nodes)
+			dev->submit_queues = nr_online_nodes;
+	} else if (dev->submit_queues > nr_cpu_ids)
+		dev->submit_queues = nr_cpu_ids;
+	else if (dev->submit_queues == 0)
+		dev->submit_queues = 1;
 	dev->prev_submit_queues = dev->submit_queues;
+
+	if (dev->poll_queues > (unsigned int)g_poll_queues)
+		dev->poll_queues = g_poll_queues;
 	dev->prev_poll_queues = dev->poll_queues;
 	dev->irqmode = min_t(unsigned int, dev->irqmode, NULL_IRQ_TIMER);
 
@@ -554,6 +548,13 @@ int null_add_dev(struct nullb_device *dev)
 	rv = null_validate_conf(dev);
 	if (rv)
 		return rv;
+	if (dev->shared_tags) {
+		/* The global tag set was sized by the module's queue counts. */
+		dev->submit_queues = g_submit_queues;
+		dev->prev_submit_queues = g_submit_queues;
+		dev->poll_queues = g_poll_queues;
+		dev->prev_poll_queues = g_poll_queues;
+	}
 
 	nullb = (struct nullb *)kzalloc(sizeof(*nullb), GFP_KERNEL);
 	if (!nullb)
@@ -638,7 +639,7 @@ void null_del_dev(struct nullb *nullb)
 	dev->nullb = NULL;
 }
 
-struct nullb *null_find_dev_by_name(const char *name)
+static struct nullb *null_find_dev_by_name(const char *name)
 {
 	struct nullb *nullb = NULL, *nb;
 
@@ -651,6 +652,11 @@ struct nullb *null_find_dev_by_name(const char *name)
 	}
 	mutex_unlock(&lock);
 	return nullb;
+}
+
+struct nullb *null_lookup_dev(const char *name)
+{
+	return null_find_dev_by_name(name);
 }
 
 unsigned int null_nr_devices(void)

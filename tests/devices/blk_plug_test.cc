@@ -270,7 +270,7 @@ TEST_F(BlkPlugTest, RequeueInjectionUnderPlugCompletesEachOnce) {
     EXPECT_EQ(x.n.load(), per);
     EXPECT_EQ(x.errors.load(), 0);
   }
-  struct nullb *nb = null_find_dev_by_name("nullb0");
+  struct nullb *nb = null_lookup_dev("nullb0");
   EXPECT_EQ(atomic_read(&nb->dev->requeue_config.attr.times), 0)
       << "injections not used up";
   EXPECT_EQ(sbitmap_weight(&Tags(b)->bitmap_tags.sb), 0u);

@@ -315,7 +315,7 @@ TEST_F(NullBlkIoTest, RequeueInjectionCompletesEachOnce) {
     EXPECT_EQ(x.calls.load(), 1);
     EXPECT_EQ(x.res, 512);
   }
-  struct nullb *nb = null_find_dev_by_name("nullb0");
+  struct nullb *nb = null_lookup_dev("nullb0");
   EXPECT_EQ(atomic_read(&nb->dev->requeue_config.attr.times), 0)
       << "injections not used up";
   // One increment per injection, but a plain one: ->queue_rq() of the

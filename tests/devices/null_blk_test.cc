@@ -167,7 +167,7 @@ TEST_F(NullBlkTest, InitCreatesNrDevicesAndValidates) {
   ASSERT_EQ(null_init(), 0);
   EXPECT_EQ(null_nr_devices(), 3u);
   EXPECT_TRUE(Logged("invalid block size"));
-  struct nullb *nb = null_find_dev_by_name("nullb2");
+  struct nullb *nb = null_lookup_dev("nullb2");
   ASSERT_NE(nb, nullptr);
   EXPECT_EQ(nb->dev->blocksize, PAGE_SIZE);
   EXPECT_EQ(nb->dev->submit_queues, nr_cpu_ids);
@@ -207,7 +207,7 @@ TEST_F(NullBlkTest, InitCreatesNrDevicesAndValidates) {
 TEST_F(NullBlkTest, GbPastIntRangeWrapsAsInTheKernel) {
   ASSERT_EQ(null_blk_module_params("gb=20000000"), 0);
   ASSERT_EQ(null_init(), 0);
-  struct nullb *nb = null_find_dev_by_name("nullb0");
+  struct nullb *nb = null_lookup_dev("nullb0");
   ASSERT_NE(nb, nullptr);
   const int wrapped = static_cast<int>(20000000u * 1024u);
   EXPECT_LT(wrapped, 0);
@@ -250,7 +250,7 @@ TEST_F(NullBlkTest, ConfigfsAttributes) {
 
   EXPECT_EQ(Store(dev, "power", "1"), 1);
   EXPECT_EQ(Attr(dev, "power"), "1\n");
-  struct nullb *nb = null_find_dev_by_name("mydisk");
+  struct nullb *nb = null_lookup_dev("mydisk");
   ASSERT_NE(nb, nullptr);
   EXPECT_EQ(nb->dev, dev);
   EXPECT_EQ(dev->irqmode, (unsigned)NULL_IRQ_TIMER);
@@ -276,10 +276,10 @@ TEST_F(NullBlkTest, ConfigfsAttributes) {
   EXPECT_EQ(null_nr_devices(), 1u);
 
   EXPECT_EQ(Store(dev, "power", "0"), 1);
-  EXPECT_EQ(null_find_dev_by_name("mydisk"), nullptr);
+  EXPECT_EQ(null_lookup_dev("mydisk"), nullptr);
   EXPECT_EQ(Store(dev, "size", "32"), 2);  // reconfigurable again
   EXPECT_EQ(Store(dev, "power", "1"), 1);
-  EXPECT_EQ(null_find_dev_by_name("mydisk")->capacity, 32ull * 2048);
+  EXPECT_EQ(null_lookup_dev("mydisk")->capacity, 32ull * 2048);
   nullb_group_drop(dev);
   EXPECT_EQ(null_nr_devices(), 0u);
 }
@@ -300,8 +300,8 @@ TEST_F(NullBlkTest, ConfigfsSharedTagsUseModuleQueueCounts) {
     EXPECT_EQ(Attr(d, "submit_queues"), "1\n");
     EXPECT_EQ(Attr(d, "poll_queues"), "2\n");
   }
-  struct nullb *na = null_find_dev_by_name("sa");
-  struct nullb *nb = null_find_dev_by_name("sb");
+  struct nullb *na = null_lookup_dev("sa");
+  struct nullb *nb = null_lookup_dev("sb");
   ASSERT_NE(na, nullptr);
   ASSERT_NE(nb, nullptr);
   EXPECT_EQ(na->tag_set, nb->tag_set);
@@ -437,7 +437,7 @@ TEST_F(NullBlkTest, BadblocksLengthPastIntMaxIsTruncatedAsV612Does) {
 TEST_F(NullBlkTest, FaultInjection) {
   ASSERT_EQ(null_blk_module_params("timeout=1,100,0,2 requeue=2,100,0,-1"), 0);
   ASSERT_EQ(null_init(), 0);
-  struct nullb *nb = null_find_dev_by_name("nullb0");
+  struct nullb *nb = null_lookup_dev("nullb0");
   ASSERT_NE(nb, nullptr);
   EXPECT_TRUE(should_timeout_request(nb->dev));
   EXPECT_TRUE(should_timeout_request(nb->dev));

@@ -372,7 +372,7 @@ std::vector<Scenario> scenarios()
 			      [irqmode](State &s) { return make_nullb(s, irqmode, "20000"); },
 			      { -ENOMEM },
 			      [](State &s, long r) -> std::string {
-				      if (r == 0 && null_find_dev_by_name("sweep") == nullptr)
+				      if (r == 0 && null_lookup_dev("sweep") == nullptr)
 					      return "a powered device is not registered";
 				      drop_nullb(s);
 				      return "";

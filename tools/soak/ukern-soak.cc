@@ -395,7 +395,7 @@ long busy_tags()
 	long busy = 0;
 
 	for (Dev &d : devs) {
-		struct nullb *nb = d.dev ? null_find_dev_by_name(d.name.c_str()) : nullptr;
+		struct nullb *nb = d.dev ? null_lookup_dev(d.name.c_str()) : nullptr;
 
 		if (!nb || !nb->q || !nb->tag_set)
 			continue;

@@ -206,10 +206,10 @@ ssize_t nullb_attr_show(struct nullb_device *dev, const char *attr, char *page);
 ssize_t nullb_group_features_show(char *page);
 
 /* ---- device life cycle ---- */
-int null_validate_conf(struct nullb_device *dev);
 int null_add_dev(struct nullb_device *dev);
 void null_del_dev(struct nullb *nullb);
-struct nullb *null_find_dev_by_name(const char *name);
+/* The device whose disk is named @name, or NULL (null_find_dev_by_name()). */
+struct nullb *null_lookup_dev(const char *name);
 unsigned int null_nr_devices(void);
 
 /*
