@@ -508,28 +508,6 @@ static int null_validate_limits(struct nullb *nullb)
 	return 0;
 }
 
-static void null_config_discard(struct nullb *nullb)
-{
-	if (nullb->dev->discard == false)
-		return;
-	if (!nullb->dev->memory_backed) {
-		nullb->dev->discard = false;
-		pr_info("discard option is ignored without memory backing\n");
-		return;
-	}
-	if (nullb->dev->zoned) {
-		nullb->dev->discard = false;
-		pr_info("discard option is ignored in zoned mode\n");
-	}
-}
-
-/* No CONFIG_BLK_DEV_ZONED here: zoned devices are refused as such kernels do. */
-static int null_init_zoned_dev(struct nullb_device *dev)
-{
-	pr_err("CONFIG_BLK_DEV_ZONED not enabled\n");
-	return -EINVAL;
-}
-
 static int null_ida_alloc(void)
 {
 	unsigned long bit = find_first_zero_bit(nullb_indexes, 1024);
@@ -567,12 +545,6 @@ int null_add_dev(struct nullb_device *dev)
 	rv = null_validate_limits(nullb);
 	if (rv)
 		goto out_free_nullb;
-	null_config_discard(nullb);
-	if (dev->zoned) {
-		rv = null_init_zoned_dev(dev);
-		if (rv)
-			goto out_free_nullb;
-	}
 	if (dev->cache_size > 0)
 		set_bit(NULLB_DEV_FL_CACHE, &dev->flags);
 

@@ -516,6 +516,33 @@ static void cleanup_queues(struct nullb *nullb)
 	nullb->queues = NULL;
 }
 
+static void null_config_discard(struct nullb *nullb, struct queue_limits *lim)
+{
+	if (nullb->dev->discard == false)
+		return;
+
+	if (!nullb->dev->memory_backed) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored without memory backing\n");
+		return;
+	}
+
+	if (nullb->dev->zoned) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored in zoned mode\n");
+		return;
+	}
+
+	lim->max_hw_discard_sectors = UINT_MAX >> 9;
+}
+
+/* No CONFIG_BLK_DEV_ZONED here: zoned devices are refused as such kernels do. */
+static int null_init_zoned_dev(struct nullb_device *dev, struct queue_limits *lim)
+{
+	pr_err("CONFIG_BLK_DEV_ZONED not enabled\n");
+	return -EINVAL;
+}
+
 int null_add_dev_blk(struct nullb *nullb)
 {
 	struct nullb_device *dev = nullb->dev;
@@ -535,6 +562,12 @@ int null_add_dev_blk(struct nullb *nullb)
 	lim.max_hw_sectors = nullb->max_hw_sectors;
 	if (dev->virt_boundary)
 		lim.virt_boundary_mask = PAGE_SIZE - 1;
+	null_config_discard(nullb, &lim);
+	if (dev->zoned) {
+		rv = null_init_zoned_dev(dev, &lim);
+		if (rv)
+			goto out_cleanup_tags;
+	}
 
 	nullb->disk = blk_mq_alloc_disk(nullb->tag_set, &lim, nullb);
 	if (IS_ERR(nullb->disk)) {

@@ -50,6 +50,7 @@ struct queue_limits {
 	unsigned int physical_block_size;
 	unsigned int max_hw_sectors;
 	unsigned int max_sectors;
+	unsigned int max_hw_discard_sectors; /* 0: no discard */
 	unsigned long virt_boundary_mask;
 	blk_features_t features;
 };

@@ -215,7 +215,8 @@ unsigned int null_nr_devices(void);
 /*
  * The blk-mq side (null_blk_mq.cc). null_add_dev() calls null_add_dev_blk()
  * after validation and naming: tag set (dev->shared_tags: the global one),
- * nullb_queues, request queue + gendisk, add_disk() (so the disk can be
+ * nullb_queues, queue limits (discard; zoned devices are refused),
+ * request queue + gendisk, add_disk() (so the disk can be
  * found with uk::blkdev_lookup(disk_name)). null_del_dev() calls
  * null_del_dev_blk() (del_gendisk: drains I/O) first and
  * null_free_dev_blk() (put_disk, tag set, queues) after stopping the bw
