@@ -64,6 +64,7 @@
 #include <uk/linux/radix-tree.h>
 #include <uk/linux/rculist.h>
 #include <uk/linux/rcupdate.h>
+#include <uk/linux/sched/signal.h>
 #include <uk/linux/refcount.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
@@ -1477,20 +1478,23 @@ static int aio_sleeper_fd(void)
 /*
  * read_events(): the 6.8+ loop with the aio_waiter min_nr filter. The
  * schedule() of the kernel is a ppoll() on the waiter's eventfd, with the
- * caller's signal mask (io_pgetevents) swapped in atomically by ppoll and
- * the relative timeout recomputed from CLOCK_MONOTONIC (the hrtimer).
- * Returns the count, or -EINTR through *interrupted.
+ * mask a set_user_sigmask() installed (io_pgetevents) swapped in atomically
+ * by ppoll and the relative timeout recomputed from CLOCK_MONOTONIC (the
+ * hrtimer). A host signal that ends the sleep is what signal_pending()
+ * then reports to the system call.
  */
 static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
-			ktime_t until, const sigset_t *sigmask, bool *interrupted)
+			ktime_t until)
 {
 	struct aio_waiter w;
 	long ret = 0, nr_got = 0;
 	s64 deadline = 0;
 	bool sig = false, timed_out = false, woken;
+	sigset_t mask;
+	const sigset_t *sigmask;
 	u64 cnt;
 
-	*interrupted = false;
+	uk::host_signal_delivered();
 	aio_read_events(ctx, min_nr, nr, event, &ret);
 	if (until == 0 || ret < 0 || ret >= min_nr)
 		return ret;
@@ -1498,6 +1502,7 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	w.efd = aio_sleeper_fd();
 	if (w.efd < 0)
 		return ret ? ret : -ENOMEM;
+	sigmask = uk::host_sleep_sigmask(&mask);
 	INIT_LIST_HEAD(&w.entry);
 	/*
 	 * A relative hrtimer adds the current time with ktime_add_safe(),
@@ -1564,8 +1569,8 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	if (woken && read(w.efd, &cnt, sizeof(cnt)) < 0) {
 		/* drained by the ppoll()/read() above */
 	}
-	if (sig && ret == 0)
-		*interrupted = true;
+	if (sig)
+		uk::host_sleep_interrupted();
 	return ret;
 }
 
@@ -2633,17 +2638,15 @@ SYSCALL_DEFINE3(io_cancel, aio_context_t, ctx_id, struct iocb __user *, iocb,
 }
 
 static long do_io_getevents(aio_context_t ctx_id, long min_nr, long nr,
-			    struct io_event __user *events, struct timespec64 *ts,
-			    const sigset_t *sigmask, bool *interrupted)
+			    struct io_event __user *events, struct timespec64 *ts)
 {
 	ktime_t until = ts ? timespec64_to_ktime(*ts) : KTIME_MAX;
 	struct kioctx *ioctx = lookup_ioctx(ctx_id);
 	long ret = -EINVAL;
 
-	*interrupted = false;
 	if (likely(ioctx)) {
 		if (likely(min_nr <= nr && min_nr >= 0))
-			ret = read_events(ioctx, min_nr, nr, events, until, sigmask, interrupted);
+			ret = read_events(ioctx, min_nr, nr, events, until);
 		percpu_ref_put(&ioctx->users);
 	}
 
@@ -2664,33 +2667,15 @@ SYSCALL_DEFINE5(io_getevents, aio_context_t, ctx_id, long, min_nr, long, nr,
 		struct io_event __user *, events, struct __kernel_timespec __user *, timeout)
 {
 	struct timespec64 ts;
-	bool interrupted;
 	int ret;
 
 	if (timeout && unlikely(get_timespec64(&ts, timeout)))
 		return -EFAULT;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL, NULL, &interrupted);
-	if (!ret && interrupted)
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL);
+	if (!ret && signal_pending(current))
 		ret = -EINTR;
 	return ret;
-}
-
-/*
- * set_user_sigmask() for io_pgetevents(): the mask is not installed on the
- * task here but handed to read_events(), whose sleep swaps it in for the
- * host's. The kernel ABI size is 8 bytes (_NSIG / 8).
- */
-static int aio_get_user_sigmask(sigset_t *mask, const sigset_t __user *umask, size_t sigsetsize)
-{
-	if (!umask)
-		return 0;
-	if (sigsetsize != 8)
-		return -EINVAL;
-	sigemptyset(mask);
-	if (copy_from_user(mask, umask, 8))
-		return -EFAULT;
-	return 0;
 }
 
 SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
@@ -2701,7 +2686,6 @@ SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
 		NULL,
 	};
 	struct timespec64 ts;
-	sigset_t mask;
 	bool interrupted;
 	int ret;
 
@@ -2711,16 +2695,16 @@ SYSCALL_DEFINE6(io_pgetevents, aio_context_t, ctx_id, long, min_nr, long, nr,
 	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
 		return -EFAULT;
 
-	ret = aio_get_user_sigmask(&mask, ksig.sigmask, ksig.sigsetsize);
+	ret = set_user_sigmask(ksig.sigmask, ksig.sigsetsize);
 	if (ret)
 		return ret;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL,
-			      ksig.sigmask ? &mask : NULL, &interrupted);
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL);
 
-	/* -ERESTARTNOHAND, as the program sees it once its handler has run */
+	interrupted = signal_pending(current);
+	restore_saved_sigmask_unless(interrupted);
 	if (interrupted && !ret)
-		ret = -EINTR;
+		ret = -ERESTARTNOHAND;
 
 	return ret;
 }
@@ -2733,7 +2717,6 @@ SYSCALL_DEFINE6(io_pgetevents_time32, aio_context_t, ctx_id, long, min_nr, long,
 		NULL,
 	};
 	struct timespec64 ts;
-	sigset_t mask;
 	bool interrupted;
 	int ret;
 
@@ -2743,15 +2726,16 @@ SYSCALL_DEFINE6(io_pgetevents_time32, aio_context_t, ctx_id, long, min_nr, long,
 	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
 		return -EFAULT;
 
-	ret = aio_get_user_sigmask(&mask, ksig.sigmask, ksig.sigsetsize);
+	ret = set_user_sigmask(ksig.sigmask, ksig.sigsetsize);
 	if (ret)
 		return ret;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL,
-			      ksig.sigmask ? &mask : NULL, &interrupted);
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &ts : NULL);
 
+	interrupted = signal_pending(current);
+	restore_saved_sigmask_unless(interrupted);
 	if (interrupted && !ret)
-		ret = -EINTR;
+		ret = -ERESTARTNOHAND;
 
 	return ret;
 }
@@ -2760,14 +2744,13 @@ SYSCALL_DEFINE5(io_getevents_time32, __u32, ctx_id, __s32, min_nr, __s32, nr,
 		struct io_event __user *, events, struct old_timespec32 __user *, timeout)
 {
 	struct timespec64 t;
-	bool interrupted;
 	int ret;
 
 	if (timeout && get_old_timespec32(&t, timeout))
 		return -EFAULT;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL, NULL, &interrupted);
-	if (!ret && interrupted)
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL);
+	if (!ret && signal_pending(current))
 		ret = -EINTR;
 	return ret;
 }
@@ -2786,7 +2769,6 @@ COMPAT_SYSCALL_DEFINE6(io_pgetevents, compat_aio_context_t, ctx_id, compat_long_
 		0,
 	};
 	struct timespec64 t;
-	sigset_t mask;
 	bool interrupted;
 	int ret;
 
@@ -2796,16 +2778,16 @@ COMPAT_SYSCALL_DEFINE6(io_pgetevents, compat_aio_context_t, ctx_id, compat_long_
 	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
 		return -EFAULT;
 
-	ret = aio_get_user_sigmask(&mask, (const sigset_t __user *)compat_ptr(ksig.sigmask),
-				   ksig.sigsetsize);
+	ret = set_compat_user_sigmask(compat_ptr(ksig.sigmask), ksig.sigsetsize);
 	if (ret)
 		return ret;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL,
-			      ksig.sigmask ? &mask : NULL, &interrupted);
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL);
 
+	interrupted = signal_pending(current);
+	restore_saved_sigmask_unless(interrupted);
 	if (interrupted && !ret)
-		ret = -EINTR;
+		ret = -ERESTARTNOHAND;
 
 	return ret;
 }
@@ -2819,7 +2801,6 @@ COMPAT_SYSCALL_DEFINE6(io_pgetevents_time64, compat_aio_context_t, ctx_id, compa
 		0,
 	};
 	struct timespec64 t;
-	sigset_t mask;
 	bool interrupted;
 	int ret;
 
@@ -2829,16 +2810,16 @@ COMPAT_SYSCALL_DEFINE6(io_pgetevents_time64, compat_aio_context_t, ctx_id, compa
 	if (usig && copy_from_user(&ksig, usig, sizeof(ksig)))
 		return -EFAULT;
 
-	ret = aio_get_user_sigmask(&mask, (const sigset_t __user *)compat_ptr(ksig.sigmask),
-				   ksig.sigsetsize);
+	ret = set_compat_user_sigmask(compat_ptr(ksig.sigmask), ksig.sigsetsize);
 	if (ret)
 		return ret;
 
-	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL,
-			      ksig.sigmask ? &mask : NULL, &interrupted);
+	ret = do_io_getevents(ctx_id, min_nr, nr, events, timeout ? &t : NULL);
 
+	interrupted = signal_pending(current);
+	restore_saved_sigmask_unless(interrupted);
 	if (interrupted && !ret)
-		ret = -EINTR;
+		ret = -ERESTARTNOHAND;
 
 	return ret;
 }
@@ -2885,19 +2866,33 @@ extern "C" long ukern_io_cancel(unsigned long ctx_id, struct iocb *iocb, struct 
 extern "C" long ukern_io_getevents(unsigned long ctx_id, long min_nr, long nr,
 				   struct io_event *events, struct timespec *timeout)
 {
+	long ret;
+
 	if (uk::aio26::owns(ctx_id))
 		return uk::aio26::sys_io_getevents(ctx_id, min_nr, nr, events, timeout);
-	return sys_io_getevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout);
+	ret = sys_io_getevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout);
+	uk::host_signal_delivered();
+	return ret;
 }
 
 extern "C" long ukern_io_pgetevents(unsigned long ctx_id, long min_nr, long nr,
 				    struct io_event *events, struct timespec *timeout,
 				    const struct __aio_sigset *usig)
 {
+	long ret;
+
 	if (uk::aio26::owns(ctx_id))
 		return -ENOSYS; /* io_pgetevents came in 4.18 */
-	return sys_io_pgetevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout,
-				 usig);
+	ret = sys_io_pgetevents(ctx_id, min_nr, nr, events, (struct __kernel_timespec *)timeout,
+				usig);
+	/*
+	 * Back to the program: the handler of the signal that interrupted
+	 * the sleep has run already, so -ERESTARTNOHAND is -EINTR.
+	 */
+	uk::host_signal_delivered();
+	if (ret == -ERESTARTNOHAND)
+		ret = -EINTR;
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */

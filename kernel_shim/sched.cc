@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -433,19 +434,50 @@ u64 task_pending_mask(const struct task_struct *p)
 	return __atomic_load_n(&p->uk_sigpending, __ATOMIC_ACQUIRE);
 }
 
+const sigset_t *host_sleep_sigmask(sigset_t *buf)
+{
+	struct task_struct *p = get_current();
+
+	if (!p->uk_restore_sigmask)
+		return NULL;
+	sigemptyset(buf);
+	buf->__val[0] = READ_ONCE(p->uk_sigblocked);
+	return buf;
+}
+
 } // namespace uk
+
+/*
+ * The mask is a program's pointer, which may be wild: it is read with
+ * process_vm_readv() on this process, so that a bad address is the host
+ * kernel's EFAULT rather than a fault here (the shim has no usercopy of its
+ * own; only io_pgetevents-style calls come this way).
+ */
+static int read_user_sigmask(u64 *mask, const sigset_t *umask)
+{
+	struct iovec local = { .iov_base = mask, .iov_len = sizeof(*mask) };
+	struct iovec remote = { .iov_base = const_cast<sigset_t *>(umask),
+				.iov_len = sizeof(*mask) };
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(*mask))
+		return -EFAULT;
+	return 0;
+}
 
 int set_user_sigmask(const sigset_t *umask, size_t sigsetsize)
 {
 	struct task_struct *p = get_current();
+	u64 mask;
 
 	if (!umask)
 		return 0;
 	if (sigsetsize != sizeof(u64))
 		return -EINVAL;
+	if (read_user_sigmask(&mask, umask))
+		return -EFAULT;
 	p->uk_saved_sigmask = READ_ONCE(p->uk_sigblocked);
 	p->uk_restore_sigmask = true;
-	WRITE_ONCE(p->uk_sigblocked, umask->__val[0] & ~(u64)__UK_SIG_UNBLOCKABLE);
+	WRITE_ONCE(p->uk_sigblocked, mask & ~(u64)__UK_SIG_UNBLOCKABLE);
 	return 0;
 }
 

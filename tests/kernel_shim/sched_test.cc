@@ -227,6 +227,28 @@ TEST(SchedTest, BlockedSignalsAreNotPendingUntilUnblocked) {
   EXPECT_EQ(uk::task_blocked_mask(me), sigmask(SIGUSR2));
   restore_saved_sigmask_unless(false);
   EXPECT_EQ(uk::task_blocked_mask(me), 0u);
+  // An unreadable mask is -EFAULT, and nothing is installed.
+  EXPECT_EQ(set_user_sigmask(reinterpret_cast<const sigset_t *>(8), 8),
+            -EFAULT);
+  EXPECT_EQ(set_compat_user_sigmask(reinterpret_cast<const void *>(8), 8),
+            -EFAULT);
+  EXPECT_EQ(uk::task_blocked_mask(me), 0u);
+
+  // The mask a host sleep takes: only one set_user_sigmask() installed.
+  sigset_t buf;
+  EXPECT_EQ(uk::host_sleep_sigmask(&buf), nullptr);
+  ASSERT_EQ(set_user_sigmask(&set, 8), 0);
+  ASSERT_NE(uk::host_sleep_sigmask(&buf), nullptr);
+  EXPECT_TRUE(sigismember(&buf, SIGUSR2));
+  EXPECT_FALSE(sigismember(&buf, SIGUSR1));
+  restore_saved_sigmask_unless(false);
+
+  // An interrupted host sleep is pending until the system call returns.
+  EXPECT_FALSE(signal_pending(me));
+  uk::host_sleep_interrupted();
+  EXPECT_TRUE(signal_pending(me));
+  uk::host_signal_delivered();
+  EXPECT_FALSE(signal_pending(me));
 }
 
 class SchedVirtualClockTest : public ::testing::Test {

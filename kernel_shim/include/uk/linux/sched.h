@@ -89,6 +89,12 @@ struct task_struct {
 	u64 uk_sigblocked;
 	u64 uk_saved_sigmask;
 	bool uk_restore_sigmask;
+	/*
+	 * A host signal's handler ran while this task slept in a host call
+	 * (see uk::host_sleep_interrupted()): signal_pending() holds until
+	 * uk::host_signal_delivered() says the system call has returned.
+	 */
+	bool uk_host_sigpending;
 
 	struct mm_struct *mm;	  /* uk::process_mm (<uk/linux/mm_types.h>) */
 	struct blk_plug *plug;	  /* blk_start_plug(), flushed by schedule() */

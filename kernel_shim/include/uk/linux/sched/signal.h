@@ -4,7 +4,8 @@
  * signal.h): a task has a pending mask and a blocked mask; signal_pending()
  * is "pending & ~blocked", SIGKILL can never be blocked and makes
  * fatal_signal_pending() true. Tests deliver signals with
- * uk::task_send_signal(); nothing here touches host signals.
+ * uk::task_send_signal(). Host signals reach it only through the sleeps
+ * that take them (the uk::host_* functions below).
  *
  * Masks are 64-bit words with bit (sig - 1), the layout of both the kernel's
  * and glibc's sigset_t first word, so a host sigset_t converts directly.
@@ -32,7 +33,7 @@ static inline int task_sigpending(const struct task_struct *p)
 
 static inline int signal_pending(const struct task_struct *p)
 {
-	return task_sigpending(p);
+	return task_sigpending(p) || READ_ONCE(p->uk_host_sigpending);
 }
 
 static inline int __fatal_signal_pending(const struct task_struct *p)
@@ -86,6 +87,15 @@ int set_user_sigmask(const sigset_t *umask, size_t sigsetsize);
 void restore_saved_sigmask_unless(bool interrupted);
 void restore_saved_sigmask(void);
 
+/*
+ * A 32-bit task's compat_sigset_t: two 32-bit words which, on little-endian
+ * x86, lie as the 64-bit mask does, so it is read as one.
+ */
+static inline int set_compat_user_sigmask(const void __user *umask, size_t sigsetsize)
+{
+	return set_user_sigmask((const sigset_t __user *)umask, sigsetsize);
+}
+
 namespace uk
 {
 
@@ -112,6 +122,30 @@ int task_sigprocmask(int how, const sigset_t *set, sigset_t *oldset);
 /* Blocked/pending masks as words (bit sig - 1). */
 u64 task_blocked_mask(const struct task_struct *p);
 u64 task_pending_mask(const struct task_struct *p);
+
+/*
+ * Sleeping in a host call that a host signal may interrupt (ppoll()):
+ * host_sleep_sigmask() gives the host mask to sleep under, the one a
+ * set_user_sigmask() of this system call installed, or NULL for the
+ * thread's own; host_sleep_interrupted() records that the sleep ended in
+ * EINTR (the handler has run), which signal_pending(current) then reports;
+ * host_signal_delivered() forgets it, at the system call's return to the
+ * program and before a new sleep.
+ */
+const sigset_t *host_sleep_sigmask(sigset_t *buf);
+
+static inline void host_sleep_interrupted(void)
+{
+	WRITE_ONCE(get_current()->uk_host_sigpending, true);
+}
+
+static inline void host_signal_delivered(void)
+{
+	struct task_struct *p = get_current();
+
+	if (p->uk_host_sigpending)
+		WRITE_ONCE(p->uk_host_sigpending, false);
+}
 
 } // namespace uk
 
