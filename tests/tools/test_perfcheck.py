@@ -90,15 +90,27 @@ class CheckTest(unittest.TestCase):
     """check() end to end, the counts canned in place of callgrind."""
 
     def run_check(self, figures, now, subset=None, ci=()):
+        """`now` gives each name a count, or a list of the counts its
+        successive runs give."""
         data = {"excluded": [], "subsets": {"ci": list(ci)},
                 "suites": {"sbitmap": {"measured": {},
                                        "ir_per_iteration": figures}}}
         names = list(now)
+        left = {k: list(v) if isinstance(v, list) else None
+                for k, v in now.items()}
+        self.counted = {k: 0 for k in now}
 
         def measure(binary, name, min_time, tmp):
-            return now[name]
+            self.counted[name] += 1
+            if left[name] is None:
+                return now[name]
+            return left[name].pop(0)
+
+        def profile(binary, name, min_time, tmp):
+            return 1000, [(50.0, "blk/sbitmap.cc:sbitmap_get(sbitmap*)")]
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.object(perfcheck, "measure", measure), \
+                mock.patch.object(perfcheck, "profile", profile), \
                 mock.patch.object(perfcheck.icount, "list_tests",
                                   lambda b, f: names), \
                 redirect_stdout(out), redirect_stderr(err):
@@ -115,6 +127,35 @@ class CheckTest(unittest.TestCase):
         rc, _, err = self.run_check({"a": 100.0}, {"a": 97.0})
         self.assertEqual(rc, 1)
         self.assertIn("tools/ukern perf-check --update sbitmap", err)
+
+    def test_an_entry_within_tolerance_is_counted_once(self):
+        rc, _, _ = self.run_check({"a": 100.0}, {"a": [101.0, 150.0, 150.0]})
+        self.assertEqual(rc, 0)
+        self.assertEqual(self.counted["a"], 1)
+
+    def test_one_high_count_is_outvoted_by_two_recounts(self):
+        rc, out, err = self.run_check({"a": 100.0},
+                                      {"a": [104.0, 100.0, 100.5]})
+        self.assertEqual(rc, 0)
+        self.assertEqual(self.counted["a"], 3)
+        self.assertIn("counted 3 times: 100.0, 100.5, 104.0; median 100.5",
+                      err)
+        self.assertIn("100.5", out)
+        self.assertNotIn("sbitmap_get", err)
+
+    def test_a_move_in_two_of_three_counts_fails_with_a_profile(self):
+        rc, out, err = self.run_check({"a": 100.0},
+                                      {"a": [104.0, 100.0, 103.0]})
+        self.assertEqual(rc, 1)
+        self.assertIn("median 103.0", err)
+        self.assertIn("per iteration of a run of 1000", err)
+        self.assertIn("sbitmap_get", err)
+        self.assertIn(perfcheck.UP, out)
+
+    def test_a_recount_without_a_count_is_left_out(self):
+        rc, _, err = self.run_check({"a": 100.0}, {"a": [97.0, None, 100.0]})
+        self.assertEqual(rc, 0)
+        self.assertIn("counted 2 times", err)
 
     def test_renamed_benchmark_exits_1(self):
         rc, out, _ = self.run_check({"a": 100.0}, {"a2": 100.0})
