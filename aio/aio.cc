@@ -1218,7 +1218,6 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 	struct kioctx *ctx, *ret = NULL;
 	struct kioctx_table *table;
 	unsigned id;
-	bool moved = false;
 
 	if (unlikely(aio_lookup_v310))
 		return lookup_ioctx_v310(ctx_id);
@@ -1242,11 +1241,14 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 	} else if (ctx && percpu_ref_tryget_live(&ctx->users)) {
 		/* Perhaps the program moved the ring: aio_ring_mremap() decides. */
 		ret = ctx;
-		moved = true;
+		goto moved;
 	}
 out:
 	rcu_read_unlock();
-	if (moved && !aio_ring_mremap(ret, ctx_id)) {
+	return ret;
+moved:
+	rcu_read_unlock();
+	if (!aio_ring_mremap(ret, ctx_id)) {
 		percpu_ref_put(&ret->users);
 		ret = NULL;
 	}
