@@ -181,15 +181,14 @@ def profile(binary, name, min_time, tmp):
     return n, rows[:PROFILE_ROWS]
 
 
-def recount(data, suites, rows, tolerance, min_time, tmp):
+def recount(rows, tolerance, min_time, tmp):
     """Counts each entry that rose or fell RECOUNTS more times and takes
-    the median of its counts: what one run pays once (a sizing that ended
-    early, work another thread left on the benchmark's CPU) moves one count
-    and not the median, and a changed path moves all three. Prints the
-    counts, and for an entry still out of the tolerance the functions that
-    retire the most of its instructions, to compare with a count of the
-    baseline's tree (tools/ukern icount). Returns the rows with the
-    medians."""
+    the median of its counts: work that one run now and then carries
+    moves one count and not the median, and a changed path moves all
+    three. Prints the counts, and for an entry still out of the tolerance
+    the functions that retire the most of its instructions, to compare
+    with a count of the baseline's tree (tools/ukern icount). Returns the
+    rows with the medians."""
     out = []
     for r in rows:
         k, b, n, c, v = r
@@ -325,7 +324,7 @@ def check(data, suites, subset, tolerance, min_time):
                 now[k] = None
         rows, ok = compare(base, now, tolerance)
         if not ok:
-            rows, ok = recount(data, suites, rows, tolerance, min_time, tmp)
+            rows, ok = recount(rows, tolerance, min_time, tmp)
     print(table(rows))
     comp = compiler()
     for suite in suites:
