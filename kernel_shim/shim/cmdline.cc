@@ -10,6 +10,7 @@
 #include <string>
 
 #include <uk/linux/err.h>
+#include <uk/linux/init.h>
 #include <uk/linux/moduleparam.h>
 #include <uk/linux/slab.h>
 
@@ -39,6 +40,25 @@ std::string core_modinfo(const char *tag, const std::string &name) {
   return "";
 }
 
+// A word that names no parameter goes to the __setup() entry whose string
+// starts it ("fail_make_request=" takes "fail_make_request=1,100,0,1"), as
+// init/main.c's obsolete_checksetup() hands it on at boot. A handler that
+// returns 0 refused the value (parse_args() reports both errors).
+int setup_option(char *param, char *val, const char *doing, void *arg) {
+  (void)doing;
+  (void)arg;
+  size_t len = strlen(param);
+  for (const struct obs_kernel_param *p = __start___uk_setup;
+       p != nullptr && p < __stop___uk_setup; p++) {
+    size_t n = strlen(p->str);
+    bool takes_value = n > 0 && p->str[n - 1] == '=';
+    if (takes_value ? (val == nullptr || len != n - 1) : len != n) continue;
+    if (strncmp(param, p->str, len) != 0) continue;
+    return p->setup_func(val != nullptr ? val : param + len) ? 0 : -EINVAL;
+  }
+  return -ENOENT;
+}
+
 }  // namespace
 
 int parse_cmdline(const char *doing, const char *cmdline) {
@@ -46,7 +66,7 @@ int parse_cmdline(const char *doing, const char *cmdline) {
   char *buf = kstrdup(cmdline, GFP_KERNEL);
   if (buf == nullptr) return -ENOMEM;
   char *ret = parse_args(doing, buf, __start___param, kernel_param_count(),
-                         -32768, 32767, nullptr, nullptr);
+                         -32768, 32767, nullptr, setup_option);
   kfree(buf);
   return IS_ERR(ret) ? static_cast<int>(PTR_ERR(ret)) : 0;
 }

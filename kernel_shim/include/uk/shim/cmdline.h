@@ -11,8 +11,9 @@
 namespace uk {
 
 // Parses `cmdline` ("null_blk.irqmode=1 aio.lookup=list ...") against every
-// registered parameter, as start_kernel() parses the boot command line,
-// except that an unknown name is an error here. Each bad parameter is
+// registered parameter, as start_kernel() parses the boot command line; a
+// word that is no parameter goes to the __setup() option it names
+// (<uk/linux/init.h>), and one that names neither is an error here. Each bad parameter is
 // reported through printk as "<doing>: ...". 0, or the error of the last
 // bad parameter: -ENOENT (unknown name), -EINVAL/-ERANGE (bad value),
 // -ENOSPC (value too long).
