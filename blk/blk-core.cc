@@ -9,7 +9,10 @@
 #include <array>
 
 #include <uk/linux/completion.h>
+#include <uk/linux/error-injection.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/fault-inject.h>
+#include <uk/linux/init.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
@@ -62,16 +65,6 @@ const char *blk_op_str(enum req_op op)
 	return op_str;
 }
 
-static inline bool blk_try_enter_queue(struct request_queue *q)
-{
-	bool ret;
-
-	rcu_read_lock();
-	ret = percpu_ref_tryget_live_rcu(&q->q_usage_counter);
-	rcu_read_unlock();
-	return ret;
-}
-
 /* Stops the queue's timeout timer and waits for its timeout work. */
 void blk_sync_queue(struct request_queue *q)
 {
@@ -94,33 +87,60 @@ bool blk_queue_start_drain(struct request_queue *q)
 	return freeze;
 }
 
-/* A reference on @q for a new request; sleeps while it is frozen. */
-int blk_queue_enter(struct request_queue *q, unsigned int flags)
+void blk_set_pm_only(struct request_queue *q)
 {
-	while (!blk_try_enter_queue(q)) {
+	atomic_inc(&q->pm_only);
+}
+
+void blk_clear_pm_only(struct request_queue *q)
+{
+	int pm_only;
+
+	pm_only = atomic_dec_return(&q->pm_only);
+	WARN_ON_ONCE(pm_only < 0);
+	if (pm_only == 0)
+		wake_up_all(&q->mq_freeze_wq);
+}
+
+/*
+ * A reference on @q for a new request; sleeps while it is frozen, or while
+ * it admits only PM requests and @flags has no BLK_MQ_REQ_PM.
+ */
+int blk_queue_enter(struct request_queue *q, blk_mq_req_flags_t flags)
+{
+	const bool pm = flags & BLK_MQ_REQ_PM;
+
+	while (!blk_try_enter_queue(q, pm)) {
 		if (flags & BLK_MQ_REQ_NOWAIT)
 			return -EAGAIN;
 
 		/*
-		 * Read the freeze depth only after the failed tryget: pairs
-		 * with the ordering of percpu_ref_kill() after the depth
-		 * increment in __blk_freeze_queue_start().
+		 * Read the freeze depth and the dying flag only after the
+		 * failed tryget saw the ref dead: pairs with the ordering of
+		 * percpu_ref_kill() after the depth increment in
+		 * __blk_freeze_queue_start().
 		 */
 		smp_rmb();
-		wait_event(q->mq_freeze_wq, !READ_ONCE(q->mq_freeze_depth) || blk_queue_dying(q));
+		wait_event(q->mq_freeze_wq,
+			   (!READ_ONCE(q->mq_freeze_depth) && blk_pm_resume_queue(pm, q)) ||
+				   blk_queue_dying(q));
 		if (blk_queue_dying(q))
 			return -ENODEV;
 	}
+
+	rwsem_acquire_read(&q->q_lockdep_map, 0, 0, _RET_IP_);
+	rwsem_release(&q->q_lockdep_map, _RET_IP_);
 	return 0;
 }
 
-int bio_queue_enter(struct bio *bio)
+/* bio_queue_enter()'s slow path: the queue is frozen or being torn down. */
+int __bio_queue_enter(struct request_queue *q, struct bio *bio)
 {
-	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	while (!blk_try_enter_queue(q, false)) {
+		struct gendisk *disk = bio->bi_bdev->bd_disk;
 
-	while (!blk_try_enter_queue(q)) {
 		if (bio->bi_opf & REQ_NOWAIT) {
-			if (blk_queue_dying(q))
+			if (test_bit(GD_DEAD, &disk->state))
 				goto dead;
 			bio_wouldblock_error(bio);
 			return -EAGAIN;
@@ -128,14 +148,18 @@ int bio_queue_enter(struct bio *bio)
 
 		/* Pairs with __blk_freeze_queue_start(), as in blk_queue_enter(). */
 		smp_rmb();
-		wait_event(q->mq_freeze_wq, !READ_ONCE(q->mq_freeze_depth) || blk_queue_dying(q));
-		if (blk_queue_dying(q))
+		wait_event(q->mq_freeze_wq,
+			   (!READ_ONCE(q->mq_freeze_depth) && blk_pm_resume_queue(false, q)) ||
+				   test_bit(GD_DEAD, &disk->state));
+		if (test_bit(GD_DEAD, &disk->state))
 			goto dead;
 	}
+
+	rwsem_acquire_read(&q->io_lockdep_map, 0, 0, _RET_IP_);
+	rwsem_release(&q->io_lockdep_map, _RET_IP_);
 	return 0;
 dead:
-	bio->bi_status = BLK_STS_OFFLINE;
-	bio_endio(bio);
+	bio_io_error(bio);
 	return -ENODEV;
 }
 
@@ -156,12 +180,106 @@ bool blk_get_queue(struct request_queue *q)
 	return true;
 }
 
+#ifdef CONFIG_FAIL_MAKE_REQUEST
+
+static DECLARE_FAULT_ATTR(fail_make_request);
+
+static int __init setup_fail_make_request(char *str)
+{
+	return setup_fault_attr(&fail_make_request, str);
+}
+__setup("fail_make_request=", setup_fail_make_request);
+
+/*
+ * Whether to fail I/O of @bytes to @part: only a device marked make-it-fail,
+ * and then as the fail_make_request attributes decide.
+ */
+bool should_fail_request(struct block_device *part, unsigned int bytes)
+{
+	return bdev_test_flag(part, BD_MAKE_IT_FAIL) && should_fail(&fail_make_request, bytes);
+}
+
+#endif /* CONFIG_FAIL_MAKE_REQUEST */
+
+/* A write to a read-only device goes ahead, with one warning per device. */
+static inline void bio_check_ro(struct bio *bio)
+{
+	if (op_is_write(bio_op(bio)) && bdev_read_only(bio->bi_bdev)) {
+		if (op_is_flush(bio->bi_opf) && !bio_sectors(bio))
+			return;
+
+		if (bdev_test_flag(bio->bi_bdev, BD_RO_WARNED))
+			return;
+
+		bdev_set_flag(bio->bi_bdev, BD_RO_WARNED);
+
+		/* A stacked driver's device made read-only under it gets here. */
+		pr_warn("Trying to write to read-only block-device %pg\n", bio->bi_bdev);
+	}
+}
+
+static noinline int should_fail_bio(struct bio *bio)
+{
+	if (should_fail_request(bdev_whole(bio->bi_bdev), bio->bi_iter.bi_size))
+		return -EIO;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(should_fail_bio, ERRNO);
+
+/* -EIO for a bio that reaches past the end of its device. */
+static inline int bio_check_eod(struct bio *bio)
+{
+	sector_t maxsector = bdev_nr_sectors(bio->bi_bdev);
+	unsigned int nr_sectors = bio_sectors(bio);
+
+	if (nr_sectors &&
+	    (nr_sectors > maxsector || bio->bi_iter.bi_sector > maxsector - nr_sectors)) {
+		pr_info_ratelimited("%s: attempt to access beyond end of device\n"
+				    "%pg: rw=%d, sector=%llu, nr_sectors = %u limit=%llu\n",
+				    current->comm, bio->bi_bdev, bio->bi_opf,
+				    bio->bi_iter.bi_sector, nr_sectors, maxsector);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A partition's sector n is sector n + bd_start_sect of its disk. */
+static int blk_partition_remap(struct bio *bio)
+{
+	struct block_device *p = bio->bi_bdev;
+
+	if (unlikely(should_fail_request(p, bio->bi_iter.bi_size)))
+		return -EIO;
+	if (bio_sectors(bio)) {
+		bio->bi_iter.bi_sector += p->bd_start_sect;
+		trace_block_bio_remap(bio, p->bd_dev, bio->bi_iter.bi_sector - p->bd_start_sect);
+	}
+	bio_set_flag(bio, BIO_REMAPPED);
+	return 0;
+}
+
 /* Checks the bio against the device before it reaches blk-mq. */
 void submit_bio_noacct(struct bio *bio)
 {
 	struct block_device *bdev = bio->bi_bdev;
 	struct request_queue *q = bdev_get_queue(bdev);
 	blk_status_t status = BLK_STS_IOERR;
+
+	might_sleep();
+
+	/* A device that cannot take REQ_NOWAIT refuses such a bio outright. */
+	if ((bio->bi_opf & REQ_NOWAIT) && !bdev_nowait(bdev))
+		goto not_supported;
+
+	if (should_fail_bio(bio))
+		goto end_io;
+	bio_check_ro(bio);
+	if (!bio_flagged(bio, BIO_REMAPPED)) {
+		if (unlikely(bio_check_eod(bio)))
+			goto end_io;
+		if (bdev_is_partition(bdev) && unlikely(blk_partition_remap(bio)))
+			goto end_io;
+	}
 
 	/* Polling needs poll queues; otherwise the bio is an ordinary one. */
 	if ((bio->bi_opf & REQ_POLLED) && !test_bit(QUEUE_FLAG_POLL, &q->queue_flags))
@@ -170,10 +288,6 @@ void submit_bio_noacct(struct bio *bio)
 
 	if (bio_sectors(bio) > queue_max_hw_sectors(q)) {
 		status = BLK_STS_INVAL;
-		goto end_io;
-	}
-	if (bio_end_sector(bio) > bdev_nr_sectors(bdev) && bio_op(bio) != REQ_OP_FLUSH) {
-		status = BLK_STS_IOERR;
 		goto end_io;
 	}
 	if (test_bit(GD_DEAD, &bdev->bd_disk->state)) {
@@ -188,13 +302,14 @@ void submit_bio_noacct(struct bio *bio)
 	case REQ_OP_DISCARD:
 		break;
 	default:
-		status = BLK_STS_NOTSUPP;
-		goto end_io;
+		goto not_supported;
 	}
 
 	blk_mq_submit_bio(bio);
 	return;
 
+not_supported:
+	status = BLK_STS_NOTSUPP;
 end_io:
 	bio->bi_status = status;
 	bio_endio(bio);
@@ -359,4 +474,28 @@ int bio_poll(struct bio *bio, struct io_comp_batch *iob, unsigned int flags)
 	ret = blk_mq_poll(q, cookie, iob, flags);
 	blk_queue_exit(q);
 	return ret;
+}
+
+/*
+ * Whether the driver reports its device busy, for stacking drivers that
+ * hold back I/O meanwhile; 0 when it has no ->busy.
+ */
+int blk_lld_busy(struct request_queue *q)
+{
+	if (queue_is_mq(q) && q->mq_ops->busy)
+		return q->mq_ops->busy(q);
+
+	return 0;
+}
+
+/* Sleeps for I/O; with a hung-task period set, wakes at half of it. */
+void blk_io_schedule(void)
+{
+	/* Half the period, so that a long wait is not reported as a hang. */
+	unsigned long timeout = sysctl_hung_task_timeout_secs * HZ / 2;
+
+	if (timeout)
+		io_schedule_timeout(timeout);
+	else
+		io_schedule();
 }

@@ -371,9 +371,6 @@ static inline bool blk_mq_can_poll(struct request_queue *q)
 	return (q->limits.features & BLK_FEAT_POLL) && q->tag_set->map[HCTX_TYPE_POLL].nr_queues;
 }
 
-/* No hung-task detector here: its timeout reads as 0 (off). */
-static const unsigned long sysctl_hung_task_timeout_secs = 0;
-
 static inline void blk_wait_io(struct completion *done)
 {
 	/* Long I/O is no hung task: wait in pieces shorter than the hung-task timeout. */
@@ -408,8 +405,62 @@ void blk_mq_free_plug_rqs(struct blk_plug *plug);
 void blk_add_timer(struct request *req);
 void blk_mq_timeout_work(struct work_struct *work);
 void blk_rq_timed_out_timer(struct timer_list *t);
-int bio_queue_enter(struct bio *bio);
 void blk_queue_usage_counter_release(struct percpu_ref *ref);
+
+/* include/trace/events/block.h: the block tracepoints are not modelled. */
+#define trace_block_bio_remap(bio, dev, from) \
+	do {                                  \
+	} while (0)
+
+/*
+ * block/blk-pm.h without CONFIG_PM: there is no runtime resume to start, so
+ * a waiter only waits for the queue to be unfrozen.
+ */
+static inline int blk_pm_resume_queue(const bool pm, struct request_queue *q)
+{
+	return 1;
+}
+
+/*
+ * A reference on q_usage_counter unless the queue is frozen or dying, or it
+ * admits only PM requests and this is none (or the device is suspended).
+ */
+static inline bool blk_try_enter_queue(struct request_queue *q, bool pm)
+{
+	rcu_read_lock();
+	if (!percpu_ref_tryget_live_rcu(&q->q_usage_counter))
+		goto fail;
+
+	/*
+	 * Whoever raises pm_only makes the count visible before unfreezing
+	 * the queue, so a tryget that succeeds here sees it.
+	 */
+	if (blk_queue_pm_only(q) && (!pm || queue_rpm_status(q) == RPM_SUSPENDED))
+		goto fail_put;
+
+	rcu_read_unlock();
+	return true;
+
+fail_put:
+	blk_queue_exit(q);
+fail:
+	rcu_read_unlock();
+	return false;
+}
+
+int __bio_queue_enter(struct request_queue *q, struct bio *bio);
+
+static inline int bio_queue_enter(struct bio *bio)
+{
+	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+
+	if (blk_try_enter_queue(q, false)) {
+		rwsem_acquire_read(&q->io_lockdep_map, 0, 0, _RET_IP_);
+		rwsem_release(&q->io_lockdep_map, _RET_IP_);
+		return 0;
+	}
+	return __bio_queue_enter(q, bio);
+}
 
 /* Test hook: when set, blk_mq_run_hw_queue() calls it instead of dispatching. */
 extern void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);

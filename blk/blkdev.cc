@@ -92,6 +92,18 @@ void del_gendisk(struct gendisk *disk)
 	blk_mq_unfreeze_queue(q);
 }
 
+/*
+ * Marks the whole disk read-only, or writable again. Writes still reach the
+ * driver: submit_bio_noacct() warns once per device (bio_check_ro()).
+ */
+void set_disk_ro(struct gendisk *disk, bool read_only)
+{
+	if (read_only)
+		set_bit(GD_READ_ONLY, &disk->state);
+	else
+		clear_bit(GD_READ_ONLY, &disk->state);
+}
+
 /* The driver's reference: tears the queue down, frees the disk when unused. */
 void put_disk(struct gendisk *disk)
 {

@@ -4,14 +4,22 @@
 // RCU callback still at work on the queue's usage counter (the confirmation
 // of its switch to atomic mode, whose put may be the last one and wake
 // mq_freeze_wq) ends before the queue goes. Also blk_get_queue(), the queue
-// flags and blk_op_str().
+// flags and blk_op_str(). Entering a queue that admits only PM requests,
+// the checks submit_bio_noacct() makes (fail_make_request, read-only and
+// end-of-device checks, partition remapping, REQ_NOWAIT), blk_lld_busy()
+// and blk_io_schedule().
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
 
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/err.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/workqueue.h>
+#include <uk/shim/cmdline.h>
 
 #include "../../blk/blk-mq.h"
 #include "testmain.h"
@@ -95,6 +103,218 @@ TEST(QueueTest, OpStrNamesEachOp) {
   EXPECT_STREQ(blk_op_str((enum req_op)4), "UNKNOWN");
   EXPECT_STREQ(blk_op_str(REQ_OP_LAST), "UNKNOWN");
   EXPECT_STREQ(blk_op_str((enum req_op)1000), "UNKNOWN");
+}
+
+TEST(QueueTest, PmOnlyAdmitsOnlyPmRequests) {
+  struct blk_mq_tag_set set = {};
+  struct request_queue *q = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OneQueue(&set, &q));
+
+  blk_set_pm_only(q);
+  blk_set_pm_only(q);
+  EXPECT_EQ(blk_queue_enter(q, BLK_MQ_REQ_NOWAIT), -EAGAIN);
+  ASSERT_EQ(blk_queue_enter(q, BLK_MQ_REQ_NOWAIT | BLK_MQ_REQ_PM), 0);
+  blk_queue_exit(q);
+  // The counter nests: one clear leaves the queue PM-only.
+  blk_clear_pm_only(q);
+  EXPECT_EQ(blk_queue_enter(q, BLK_MQ_REQ_NOWAIT), -EAGAIN);
+  blk_clear_pm_only(q);
+  ASSERT_EQ(blk_queue_enter(q, BLK_MQ_REQ_NOWAIT), 0);
+  blk_queue_exit(q);
+  // A refused entrant gave its reference back: the queue freezes.
+  blk_freeze_queue_start(q);
+  EXPECT_GT(blk_mq_freeze_queue_wait_timeout(q, 10 * HZ), 0);
+  blk_mq_unfreeze_queue(q);
+
+  blk_mq_destroy_queue(q);
+  rcu_barrier();
+  blk_mq_free_tag_set(&set);
+}
+
+std::atomic<bool> device_busy;
+
+bool ReportBusy(struct request_queue *q) { return device_busy.load(); }
+
+TEST(QueueTest, LldBusyAsksTheDriver) {
+  struct blk_mq_tag_set set = {};
+  struct request_queue *q = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OneQueue(&set, &q));
+  // Without ->busy the device is never busy.
+  EXPECT_EQ(blk_lld_busy(q), 0);
+
+  struct blk_mq_ops ops = kOps;
+  ops.busy = ReportBusy;
+  q->mq_ops = &ops;
+  device_busy = true;
+  EXPECT_EQ(blk_lld_busy(q), 1);
+  device_busy = false;
+  EXPECT_EQ(blk_lld_busy(q), 0);
+  q->mq_ops = &kOps;
+
+  blk_mq_destroy_queue(q);
+  rcu_barrier();
+  blk_mq_free_tag_set(&set);
+}
+
+TEST(QueueTest, IoScheduleSleepsUntilWoken) {
+  std::atomic<struct task_struct *> sleeper{nullptr};
+  std::atomic<bool> woken{false}, back{false};
+  std::thread t([&] {
+    set_current_state(TASK_UNINTERRUPTIBLE);
+    sleeper = current;
+    blk_io_schedule();
+    back = true;
+    EXPECT_TRUE(woken.load());
+    EXPECT_EQ(current->in_iowait, 0);
+  });
+  ASSERT_TRUE(uk::testing::WaitTaskBlocked(sleeper));
+  EXPECT_FALSE(back.load());
+  woken = true;
+  wake_up_process(sleeper.load());
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return back.load(); }));
+  t.join();
+}
+
+// The sectors the driver was handed, for the bio tests below.
+std::atomic<long> last_sector{-1};
+std::atomic<int> queued{0};
+
+blk_status_t RecordAndComplete(struct blk_mq_hw_ctx *,
+                               const struct blk_mq_queue_data *bd) {
+  last_sector = blk_rq_pos(bd->rq);
+  queued++;
+  blk_mq_start_request(bd->rq);
+  blk_mq_end_request(bd->rq, BLK_STS_OK);
+  return BLK_STS_OK;
+}
+
+const struct blk_mq_ops kRecordOps = {
+    .queue_rq = RecordAndComplete,
+};
+
+// A disk of 64 sectors on one hardware queue, for submit_bio_noacct().
+class SubmitBioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    set_.ops = &kRecordOps;
+    set_.nr_hw_queues = 1;
+    set_.queue_depth = 4;
+    set_.numa_node = -1;
+    ASSERT_EQ(blk_mq_alloc_tag_set(&set_), 0);
+    struct queue_limits lim = {};
+    disk_ = blk_mq_alloc_disk(&set_, &lim, nullptr);
+    ASSERT_FALSE(IS_ERR(disk_));
+    set_capacity(disk_, 64);
+    buf_ = static_cast<char *>(kzalloc(PAGE_SIZE, GFP_KERNEL));
+    ASSERT_NE(buf_, nullptr);
+    queued = 0;
+    last_sector = -1;
+  }
+  void TearDown() override {
+    kfree(buf_);
+    put_disk(disk_);
+    rcu_barrier();
+    blk_mq_free_tag_set(&set_);
+  }
+  // One sector at `sector` of `bdev`, submitted and waited for: 0 or -errno.
+  int Submit(struct block_device *bdev, blk_opf_t opf, sector_t sector) {
+    struct bio_vec vec;
+    struct bio bio;
+    bio_init(&bio, bdev, &vec, 1, opf);
+    __bio_add_page(&bio, virt_to_page(buf_), 512, 0);
+    bio.bi_iter.bi_sector = sector;
+    int ret = submit_bio_wait(&bio);
+    remapped_ = bio_flagged(&bio, BIO_REMAPPED);
+    bio_uninit(&bio);
+    return ret;
+  }
+  struct blk_mq_tag_set set_ = {};
+  struct gendisk *disk_ = nullptr;
+  char *buf_ = nullptr;
+  bool remapped_ = false;
+};
+
+TEST_F(SubmitBioTest, BeyondTheEndFailsWithEio) {
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 63), 0);
+  EXPECT_EQ(last_sector.load(), 63);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 64), -EIO);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE, 1000), -EIO);
+  EXPECT_EQ(queued.load(), 1);
+}
+
+TEST_F(SubmitBioTest, AWriteToAReadOnlyDiskWarnsOncePerDevice) {
+  set_disk_ro(disk_, true);
+  EXPECT_TRUE(bdev_read_only(disk_->part0));
+  ::testing::internal::CaptureStderr();
+  // Reads pass silently; writes pass too, the first with a warning.
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE, 1), 0);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE, 2), 0);
+  std::string out = ::testing::internal::GetCapturedStderr();
+  size_t first = out.find("Trying to write to read-only block-device");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(out.find("Trying to write", first + 1), std::string::npos);
+  EXPECT_TRUE(bdev_test_flag(disk_->part0, BD_RO_WARNED));
+  EXPECT_EQ(queued.load(), 3);
+  set_disk_ro(disk_, false);
+  EXPECT_FALSE(bdev_read_only(disk_->part0));
+}
+
+TEST_F(SubmitBioTest, FailMakeRequestFailsOnlyMarkedDevices) {
+  // "<interval>,<probability>,<space>,<times>": every bio, twice.
+  ASSERT_EQ(uk::parse_cmdline("test", "fail_make_request=1,100,0,2"), 0);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(queued.load(), 1);
+
+  bdev_set_flag(disk_->part0, BD_MAKE_IT_FAIL);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), -EIO);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE, 0), -EIO);
+  ::testing::internal::GetCapturedStderr();
+  // The two failures are spent.
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(queued.load(), 2);
+  bdev_clear_flag(disk_->part0, BD_MAKE_IT_FAIL);
+
+  // A malformed value is refused; a name no option or parameter has, too.
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(uk::parse_cmdline("test", "fail_make_request=lots"), -EINVAL);
+  EXPECT_EQ(uk::parse_cmdline("test", "fail_make_requests=1,100,0,1"), -ENOENT);
+  ::testing::internal::GetCapturedStderr();
+}
+
+TEST_F(SubmitBioTest, APartitionIsRemappedOnce) {
+  struct block_device part = {};
+  part.bd_start_sect = 16;
+  part.bd_disk = disk_;
+  part.bd_queue = disk_->queue;
+  atomic_set(&part.__bd_flags, 1);  // partition 1
+  ASSERT_TRUE(bdev_is_partition(&part));
+  EXPECT_EQ(bdev_whole(&part), disk_->part0);
+
+  EXPECT_EQ(Submit(&part, REQ_OP_READ, 3), 0);
+  EXPECT_EQ(last_sector.load(), 19);
+  EXPECT_TRUE(remapped_);
+  // The whole disk is not remapped.
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 3), 0);
+  EXPECT_EQ(last_sector.load(), 3);
+  EXPECT_FALSE(remapped_);
+  // fail_make_request on the partition alone fails it at the remap.
+  ASSERT_EQ(uk::parse_cmdline("test", "fail_make_request=1,100,0,1"), 0);
+  bdev_set_flag(&part, BD_MAKE_IT_FAIL);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Submit(&part, REQ_OP_READ, 3), -EIO);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(queued.load(), 2);
+}
+
+TEST_F(SubmitBioTest, NowaitNeedsADeviceThatSupportsIt) {
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ | REQ_NOWAIT, 0), 0);
+  disk_->queue->limits.features &= ~BLK_FEAT_NOWAIT;
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ | REQ_NOWAIT, 0), -EOPNOTSUPP);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  disk_->queue->limits.features |= BLK_FEAT_NOWAIT;
+  EXPECT_EQ(queued.load(), 2);
 }
 
 }  // namespace

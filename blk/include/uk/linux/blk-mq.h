@@ -311,6 +311,8 @@ struct blk_mq_ops {
 	int (*init_request)(struct blk_mq_tag_set *set, struct request *, unsigned int,
 			    unsigned int);
 	void (*exit_request)(struct blk_mq_tag_set *set, struct request *, unsigned int);
+	/* Whether the device is too busy for more (blk_lld_busy()); optional. */
+	bool (*busy)(struct request_queue *);
 	void (*map_queues)(struct blk_mq_tag_set *set);
 };
 
@@ -417,7 +419,6 @@ struct blk_mq_ctx {
 	     (i)++)
 
 /* Request allocation flags (blk_mq_req_flags_t). */
-typedef __u32 blk_mq_req_flags_t;
 #define BLK_MQ_REQ_NOWAIT ((blk_mq_req_flags_t)(1 << 0))
 #define BLK_MQ_REQ_RESERVED ((blk_mq_req_flags_t)(1 << 1))
 #define BLK_MQ_REQ_PM ((blk_mq_req_flags_t)(1 << 2))

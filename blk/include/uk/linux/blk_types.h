@@ -75,6 +75,8 @@ const char *blk_status_to_str(blk_status_t status);
 
 typedef u32 blk_opf_t;
 typedef unsigned int blk_qc_t;
+/* Request allocation flags: BLK_MQ_REQ_* (include/linux/blk-mq.h). */
+typedef __u32 blk_mq_req_flags_t;
 #define BLK_QC_T_NONE -1U
 
 #define REQ_OP_BITS 8

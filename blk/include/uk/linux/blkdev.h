@@ -15,10 +15,12 @@
 #include <uk/linux/atomic.h>
 #include <uk/linux/bio.h>
 #include <uk/linux/blk_types.h>
+#include <uk/linux/kconfig.h>
 #include <uk/linux/list.h>
 #include <uk/linux/lockdep.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/percpu-refcount.h>
+#include <uk/linux/pm.h>
 #include <uk/linux/refcount.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/spinlock.h>
@@ -127,7 +129,18 @@ struct request_queue {
 
 	refcount_t refs; /* the struct itself (gendisk + block_device holders) */
 	struct rcu_head rcu_head;
+
+	/* Entrants without BLK_MQ_REQ_PM are held back while it is non-zero. */
+	atomic_t pm_only;
 };
+
+#define blk_queue_pm_only(q) atomic_read(&(q)->pm_only)
+
+/* Runtime PM is not modelled (no CONFIG_PM): every queue is active. */
+static inline enum rpm_status queue_rpm_status(struct request_queue *q)
+{
+	return RPM_ACTIVE;
+}
 
 #define blk_queue_dying(q) test_bit(QUEUE_FLAG_DYING, &(q)->queue_flags)
 #define blk_queue_quiesced(q) test_bit(QUEUE_FLAG_QUIESCED, &(q)->queue_flags)
@@ -168,8 +181,15 @@ struct block_device {
 	sector_t bd_start_sect;
 	struct gendisk *bd_disk;
 	struct request_queue *bd_queue;
+	/* The partition number (low byte, 0: the whole disk) and BD_* flags. */
+	atomic_t __bd_flags;
 	unsigned int bd_dev;
 };
+
+#define BD_PARTNO 255
+#define BD_READ_ONLY (1u << 8)
+#define BD_RO_WARNED (1u << 11)
+#define BD_MAKE_IT_FAIL (1u << 12)
 
 struct gendisk {
 	char disk_name[DISK_NAME_LEN];
@@ -183,12 +203,56 @@ struct gendisk {
 	struct block_device uk_bdev;
 };
 
+#define GD_READ_ONLY 1
 #define GD_DEAD 2
 
 static inline struct request_queue *bdev_get_queue(struct block_device *bdev)
 {
 	return bdev->bd_queue;
 }
+
+static inline bool bdev_test_flag(const struct block_device *bdev, unsigned int flag)
+{
+	return atomic_read(&bdev->__bd_flags) & flag;
+}
+
+static inline void bdev_set_flag(struct block_device *bdev, unsigned int flag)
+{
+	atomic_or(flag, &bdev->__bd_flags);
+}
+
+static inline void bdev_clear_flag(struct block_device *bdev, unsigned int flag)
+{
+	atomic_andnot(flag, &bdev->__bd_flags);
+}
+
+static inline u8 bdev_partno(const struct block_device *bdev)
+{
+	return atomic_read(&bdev->__bd_flags) & BD_PARTNO;
+}
+
+static inline bool bdev_is_partition(struct block_device *bdev)
+{
+	return bdev_partno(bdev) != 0;
+}
+
+static inline struct block_device *bdev_whole(struct block_device *bdev)
+{
+	return bdev->bd_disk->part0;
+}
+
+static inline int get_disk_ro(struct gendisk *disk)
+{
+	return bdev_test_flag(disk->part0, BD_READ_ONLY) || test_bit(GD_READ_ONLY, &disk->state);
+}
+
+static inline int bdev_read_only(struct block_device *bdev)
+{
+	return bdev_test_flag(bdev, BD_READ_ONLY) || get_disk_ro(bdev->bd_disk);
+}
+
+/* block/genhd.c: marks the whole disk read-only (no uevent here). */
+void set_disk_ro(struct gendisk *disk, bool read_only);
 
 static inline sector_t get_capacity(struct gendisk *disk)
 {
@@ -198,6 +262,11 @@ static inline sector_t get_capacity(struct gendisk *disk)
 static inline void set_capacity(struct gendisk *disk, sector_t size)
 {
 	WRITE_ONCE(disk->capacity, size);
+}
+
+static inline bool bdev_nowait(struct block_device *bdev)
+{
+	return bdev->bd_disk->queue->limits.features & BLK_FEAT_NOWAIT;
 }
 
 static inline sector_t bdev_nr_sectors(struct block_device *bdev)
@@ -235,8 +304,22 @@ struct io_comp_batch;
 /* Polls for completion of a REQ_POLLED bio: completions found (>= 0). */
 int bio_poll(struct bio *bio, struct io_comp_batch *iob, unsigned int flags);
 
-int blk_queue_enter(struct request_queue *q, unsigned int flags);
+int blk_queue_enter(struct request_queue *q, blk_mq_req_flags_t flags);
 void blk_queue_exit(struct request_queue *q);
+void blk_set_pm_only(struct request_queue *q);
+void blk_clear_pm_only(struct request_queue *q);
+/* Asks the driver (->busy) whether its device is busy; false when it has no opinion. */
+int blk_lld_busy(struct request_queue *q);
+/* io_schedule(), with a timeout of half the hung-task period where one is set. */
+void blk_io_schedule(void);
+#ifdef CONFIG_FAIL_MAKE_REQUEST
+bool should_fail_request(struct block_device *part, unsigned int bytes);
+#else
+static inline bool should_fail_request(struct block_device *part, unsigned int bytes)
+{
+	return false;
+}
+#endif
 
 /* ---- plugging (block/blk-core.c) ---- */
 

@@ -49,6 +49,7 @@ struct lockdep_map {
 	do {                      \
 		(void)(l);        \
 	} while (0)
+#define rwsem_acquire_read(l, s, t, i) rwsem_acquire(l, s, t, i)
 #define rwsem_release(l, i) \
 	do {                \
 		(void)(l);  \

@@ -50,6 +50,7 @@ void warn(const char *file, int line, const char *cond);
 	} while (0)
 #define pr_warn_once pr_warn
 #define pr_err_ratelimited pr_err
+#define pr_info_ratelimited pr_info
 
 #define BUG() ::uk::bug(__FILE__, __LINE__, "BUG()")
 #define BUG_ON(cond)                                          \

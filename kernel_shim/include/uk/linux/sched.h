@@ -191,6 +191,11 @@ void set_task_comm(struct task_struct *t, const char *name);
 /* Scheduling. */
 void schedule(void);
 void io_schedule(void);
+/*
+ * include/linux/sched/sysctl.h without CONFIG_DETECT_HUNG_TASK: there is no
+ * hung-task detector, and its period reads as 0.
+ */
+enum { sysctl_hung_task_timeout_secs = 0 };
 long schedule_timeout(long timeout);
 long schedule_timeout_interruptible(long timeout);
 long schedule_timeout_killable(long timeout);
