@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// block/bio.c essentials over plain memory, and blk-core.c's status table.
+// block/bio.c essentials over plain memory.
 //
 // Upstream: block/bio.c @ v6.12
-// Upstream: block/blk-core.c @ v6.12
 #include <cstring>
 
 #include <uk/linux/bio.h>
@@ -10,67 +9,6 @@
 #include <uk/linux/errno.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
-
-/*
- * block/blk-core.c: status <-> errno. Lives here until blk-core.cc exists;
- * move it there with the request path.
- */
-static const struct {
-	int errno_val;
-	const char *name;
-} blk_errors[] = {
-	[BLK_STS_OK] = { 0, "" },
-	[BLK_STS_NOTSUPP] = { -EOPNOTSUPP, "operation not supported" },
-	[BLK_STS_TIMEOUT] = { -ETIMEDOUT, "timeout" },
-	[BLK_STS_NOSPC] = { -ENOSPC, "critical space allocation" },
-	[BLK_STS_TRANSPORT] = { -ENOLINK, "recoverable transport" },
-	[BLK_STS_TARGET] = { -EREMOTEIO, "critical target" },
-	[BLK_STS_RESV_CONFLICT] = { -EBADE, "reservation conflict" },
-	[BLK_STS_MEDIUM] = { -ENODATA, "critical medium" },
-	[BLK_STS_PROTECTION] = { -EILSEQ, "protection" },
-	[BLK_STS_RESOURCE] = { -ENOMEM, "kernel resource" },
-	[BLK_STS_IOERR] = { -EIO, "I/O" },
-	[BLK_STS_DM_REQUEUE] = { -EREMCHG, "dm internal retry" },
-	[BLK_STS_AGAIN] = { -EAGAIN, "nonblocking retry" },
-	[BLK_STS_DEV_RESOURCE] = { -EBUSY, "device resource" },
-	[BLK_STS_ZONE_OPEN_RESOURCE] = { -ETOOMANYREFS, "open zones exceeded" },
-	[BLK_STS_ZONE_ACTIVE_RESOURCE] = { -EOVERFLOW, "active zones exceeded" },
-	[BLK_STS_OFFLINE] = { -ENODEV, "device offline" },
-	[BLK_STS_DURATION_LIMIT] = { -ETIME, "duration limit exceeded" },
-	[18] = { 0, nullptr },
-	[BLK_STS_INVAL] = { -EINVAL, "invalid" },
-};
-
-blk_status_t errno_to_blk_status(int errno_val)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(blk_errors); i++) {
-		if (blk_errors[i].name && blk_errors[i].errno_val == errno_val)
-			return (blk_status_t)i;
-	}
-	return BLK_STS_IOERR;
-}
-
-int blk_status_to_errno(blk_status_t status)
-{
-	unsigned int idx = status;
-
-	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)))
-		return -EIO;
-	if (!blk_errors[idx].name)
-		return -EIO;
-	return blk_errors[idx].errno_val;
-}
-
-const char *blk_status_to_str(blk_status_t status)
-{
-	unsigned int idx = status;
-
-	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)) || !blk_errors[idx].name)
-		return "I/O";
-	return blk_errors[idx].name;
-}
 
 /* Every field but the inline vecs, one by one: no memset on the fast path. */
 void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * block/blk-core.c: entering a queue (q_usage_counter), bio submission,
- * plugging and polling; submit_bio_wait() from block/bio.c.
+ * block/blk-core.c: the status table, entering a queue (q_usage_counter),
+ * bio submission, plugging and polling; submit_bio_wait() from block/bio.c.
  *
  * Upstream: block/blk-core.c @ v6.12
  * Upstream: block/bio.c @ v6.12
@@ -27,6 +27,70 @@ void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
 {
 	clear_bit(flag, &q->queue_flags);
 }
+
+/*
+ * The errno and the name of each BLK_STS_* status, indexed by status. The
+ * table's member is named errno as in the kernel; the C library's errno
+ * macro is put aside around the table and the three functions that read it.
+ * Value 18 has no status: its entry is zero, as the kernel's.
+ */
+#pragma push_macro("errno")
+#undef errno
+static const struct {
+	int errno;
+	const char *name;
+} blk_errors[] = {
+	[BLK_STS_OK] = { 0, "" },
+	[BLK_STS_NOTSUPP] = { -EOPNOTSUPP, "operation not supported" },
+	[BLK_STS_TIMEOUT] = { -ETIMEDOUT, "timeout" },
+	[BLK_STS_NOSPC] = { -ENOSPC, "critical space allocation" },
+	[BLK_STS_TRANSPORT] = { -ENOLINK, "recoverable transport" },
+	[BLK_STS_TARGET] = { -EREMOTEIO, "critical target" },
+	[BLK_STS_RESV_CONFLICT] = { -EBADE, "reservation conflict" },
+	[BLK_STS_MEDIUM] = { -ENODATA, "critical medium" },
+	[BLK_STS_PROTECTION] = { -EILSEQ, "protection" },
+	[BLK_STS_RESOURCE] = { -ENOMEM, "kernel resource" },
+	[BLK_STS_IOERR] = { -EIO, "I/O" },
+	[BLK_STS_DM_REQUEUE] = { -EREMCHG, "dm internal retry" },
+	[BLK_STS_AGAIN] = { -EAGAIN, "nonblocking retry" },
+	[BLK_STS_DEV_RESOURCE] = { -EBUSY, "device resource" },
+	[BLK_STS_ZONE_OPEN_RESOURCE] = { -ETOOMANYREFS, "open zones exceeded" },
+	[BLK_STS_ZONE_ACTIVE_RESOURCE] = { -EOVERFLOW, "active zones exceeded" },
+	[BLK_STS_OFFLINE] = { -ENODEV, "device offline" },
+	[BLK_STS_DURATION_LIMIT] = { -ETIME, "duration limit exceeded" },
+	[BLK_STS_INVAL] = { -EINVAL, "invalid" },
+};
+
+blk_status_t errno_to_blk_status(int errno)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(blk_errors); i++) {
+		if (blk_errors[i].errno == errno)
+			return (__force blk_status_t)i;
+	}
+
+	return BLK_STS_IOERR;
+}
+
+int blk_status_to_errno(blk_status_t status)
+{
+	int idx = (__force int)status;
+
+	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)))
+		return -EIO;
+	return blk_errors[idx].errno;
+}
+
+const char *blk_status_to_str(blk_status_t status)
+{
+	int idx = (__force int)status;
+
+	if (WARN_ON_ONCE(idx >= ARRAY_SIZE(blk_errors)))
+		return "<null>";
+	return blk_errors[idx].name;
+}
+#pragma pop_macro("errno")
 
 /*
  * The name of each REQ_OP_*, indexed by op. C++ has no sparse array

@@ -17,6 +17,14 @@
 
 namespace {
 
+TEST(BlkStatusTest, AValuePastTheTableWarns) {
+  uk::testing::AllowWarnings();
+  long warns = uk::warn_count;
+  EXPECT_EQ(blk_status_to_errno((blk_status_t)200), -EIO);
+  EXPECT_STREQ(blk_status_to_str((blk_status_t)200), "<null>");
+  EXPECT_EQ(uk::warn_count, warns + 2);
+}
+
 TEST(BlkStatusTest, ErrnoMapping) {
   EXPECT_EQ(blk_status_to_errno(BLK_STS_OK), 0);
   EXPECT_EQ(blk_status_to_errno(BLK_STS_NOTSUPP), -EOPNOTSUPP);
@@ -41,6 +49,10 @@ TEST(BlkStatusTest, ErrnoMapping) {
   }
   EXPECT_EQ(errno_to_blk_status(-E2BIG), BLK_STS_IOERR);  // unknown errno
   EXPECT_STREQ(blk_status_to_str(BLK_STS_TIMEOUT), "timeout");
+  // 18 is no status: its entry is zero, as in the kernel's table.
+  EXPECT_EQ(blk_status_to_errno((blk_status_t)18), 0);
+  EXPECT_EQ(blk_status_to_str((blk_status_t)18), nullptr);
+  EXPECT_EQ(errno_to_blk_status(0), BLK_STS_OK);
   EXPECT_TRUE(op_is_write(REQ_OP_WRITE));
   EXPECT_FALSE(op_is_write(REQ_OP_READ));
   EXPECT_TRUE(op_is_write(REQ_OP_DISCARD));

@@ -69,7 +69,7 @@ static inline bool blk_path_error(blk_status_t error)
 	return true;
 }
 
-blk_status_t errno_to_blk_status(int errno_val);
+blk_status_t errno_to_blk_status(int errno_val); /* errno: the C library's macro */
 int blk_status_to_errno(blk_status_t status);
 const char *blk_status_to_str(blk_status_t status);
 

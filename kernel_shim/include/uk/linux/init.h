@@ -25,11 +25,11 @@ struct obs_kernel_param {
 	int early;
 };
 
-#define __setup_param(str, unique_id, fn, early)                                      \
-	static const char __setup_str_##unique_id[] = str;                            \
-	static const struct obs_kernel_param __setup_##unique_id __used                \
-		__section("__uk_setup") __aligned(__alignof__(struct obs_kernel_param)) = \
-			{ __setup_str_##unique_id, fn, early }
+#define __setup_param(str, unique_id, fn, early)                                                 \
+	static const char __setup_str_##unique_id[] = str;                                       \
+	static const struct obs_kernel_param __setup_##unique_id __used __section("__uk_setup")  \
+		__aligned(__alignof__(struct obs_kernel_param)) = { __setup_str_##unique_id, fn, \
+								    early }
 
 #define __setup(str, fn) __setup_param(str, fn, fn, 0)
 
