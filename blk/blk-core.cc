@@ -32,7 +32,8 @@ void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
  * The errno and the name of each BLK_STS_* status, indexed by status. The
  * table's member is named errno as in the kernel; the C library's errno
  * macro is put aside around the table and the three functions that read it.
- * Value 18 has no status: its entry is zero, as the kernel's.
+ * Value 18 has no status: its entry is zero, as the kernel's (written out,
+ * since g++ takes array designators only in order and without gaps).
  */
 #pragma push_macro("errno")
 #undef errno
@@ -58,6 +59,7 @@ static const struct {
 	[BLK_STS_ZONE_ACTIVE_RESOURCE] = { -EOVERFLOW, "active zones exceeded" },
 	[BLK_STS_OFFLINE] = { -ENODEV, "device offline" },
 	[BLK_STS_DURATION_LIMIT] = { -ETIME, "duration limit exceeded" },
+	[18] = { 0, NULL },
 	[BLK_STS_INVAL] = { -EINVAL, "invalid" },
 };
 
