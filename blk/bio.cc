@@ -10,7 +10,12 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/slab.h>
 
-/* Every field but the inline vecs, one by one: no memset on the fast path. */
+#include "blk-off.h"
+
+/*
+ * Sets up a bio the caller allocated, over @table of @max_vecs vecs: every
+ * field but the inline vecs, one by one (no memset on the fast path).
+ */
 void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	      unsigned short max_vecs, blk_opf_t opf)
 {
@@ -19,6 +24,7 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	bio->bi_opf = opf;
 	bio->bi_flags = 0;
 	bio->bi_ioprio = 0;
+	bio->bi_write_hint = 0;
 	bio->bi_status = 0;
 	bio->bi_iter.bi_sector = 0;
 	bio->bi_iter.bi_size = 0;
@@ -26,7 +32,23 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	bio->bi_iter.bi_bvec_done = 0;
 	bio->bi_end_io = NULL;
 	bio->bi_private = NULL;
+#ifdef CONFIG_BLK_CGROUP
+	bio->bi_blkg = NULL;
+	bio->bi_issue.value = 0;
+	if (bdev)
+		bio_associate_blkg(bio);
+#ifdef CONFIG_BLK_CGROUP_IOCOST
+	bio->bi_iocost_cost = 0;
+#endif
+#endif
+#ifdef CONFIG_BLK_INLINE_ENCRYPTION
+	bio->bi_crypt_context = NULL;
+#endif
+#ifdef CONFIG_BLK_DEV_INTEGRITY
+	bio->bi_integrity = NULL;
+#endif
 	bio->bi_vcnt = 0;
+
 	atomic_set(&bio->__bi_remaining, 1);
 	atomic_set(&bio->__bi_cnt, 1);
 	bio->bi_cookie = BLK_QC_T_NONE;
@@ -36,7 +58,20 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	bio->bi_pool = NULL;
 }
 
-void bio_uninit(struct bio *bio) {}
+/* Drops what bio_init() attached; with cgroups, integrity and crypto off, nothing. */
+void bio_uninit(struct bio *bio)
+{
+#ifdef CONFIG_BLK_CGROUP
+	if (bio->bi_blkg) {
+		blkg_put(bio->bi_blkg);
+		bio->bi_blkg = NULL;
+	}
+#endif
+	if (bio_integrity(bio))
+		bio_integrity_free(bio);
+
+	bio_crypt_free_ctx(bio);
+}
 
 void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 {
@@ -44,6 +79,8 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 	memset(bio, 0, BIO_RESET_BYTES);
 	atomic_set(&bio->__bi_remaining, 1);
 	bio->bi_bdev = bdev;
+	if (bio->bi_bdev)
+		bio_associate_blkg(bio);
 	bio->bi_opf = opf;
 }
 
@@ -201,7 +238,7 @@ void zero_fill_bio_iter(struct bio *bio, struct bvec_iter start)
 	struct bio_vec bv;
 	struct bvec_iter iter;
 
-	__bio_for_each_segment(bv, bio, iter, start) memset(bvec_virt(&bv), 0, bv.bv_len);
+	__bio_for_each_segment(bv, bio, iter, start) memzero_bvec(&bv);
 }
 
 /*
@@ -252,12 +289,31 @@ void bio_endio(struct bio *bio)
 again:
 	if (!bio_remaining_done(bio))
 		return;
+	if (!bio_integrity_endio(bio))
+		return;
 
-	/* Walk up a chain iteratively rather than recursing. */
+	blk_zone_bio_endio(bio);
+
+	rq_qos_done_bio(bio);
+
+	if (bio->bi_bdev && bio_flagged(bio, BIO_TRACE_COMPLETION)) {
+		trace_block_bio_complete(bdev_get_queue(bio->bi_bdev), bio);
+		bio_clear_flag(bio, BIO_TRACE_COMPLETION);
+	}
+
+	/* A chain is walked up in this loop, not by recursing through ->bi_end_io. */
 	if (bio->bi_end_io == bio_chain_endio) {
 		bio = __bio_chain_endio(bio);
 		goto again;
 	}
+
+#ifdef CONFIG_BLK_CGROUP
+	/* Covers the callers of bio_init() that never call bio_uninit(). */
+	if (bio->bi_blkg) {
+		blkg_put(bio->bi_blkg);
+		bio->bi_blkg = NULL;
+	}
+#endif
 
 	if (bio->bi_end_io)
 		bio->bi_end_io(bio);

@@ -181,6 +181,7 @@ struct bio {
 	blk_opf_t bi_opf; /* REQ_OP_* in the low bits, REQ_* flags above */
 	unsigned short bi_flags;
 	unsigned short bi_ioprio;
+	unsigned short bi_write_hint; /* enum rw_hint: 0, no hint, here */
 	blk_status_t bi_status;
 	atomic_t __bi_remaining;
 

@@ -47,6 +47,19 @@ static inline void *kmap_local_page(struct page *page)
 
 static inline void kunmap_local(const void *addr) {}
 
+/*
+ * Zeroes @len bytes at @offset in @page (include/linux/highmem.h; there is
+ * no data cache to flush in user mode).
+ */
+static inline void memzero_page(struct page *page, size_t offset, size_t len)
+{
+	char *addr = (char *)kmap_local_page(page);
+
+	VM_BUG_ON(offset + len > PAGE_SIZE);
+	memset(addr + offset, 0, len);
+	kunmap_local(addr);
+}
+
 /* Sets @len bytes at @offset in @page to @val (include/linux/highmem.h). */
 static inline void memset_page(struct page *page, size_t offset, int val, size_t len)
 {
@@ -156,6 +169,11 @@ static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bve
 static inline void *bvec_virt(struct bio_vec *bvec)
 {
 	return (char *)page_address(bvec->bv_page) + bvec->bv_offset;
+}
+
+static inline void memzero_bvec(struct bio_vec *bvec)
+{
+	memzero_page(bvec->bv_page, bvec->bv_offset, bvec->bv_len);
 }
 
 #endif /* UK_LINUX_BVEC_H */
