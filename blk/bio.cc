@@ -8,8 +8,10 @@
 #include <uk/linux/blk_types.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/overflow.h>
 #include <uk/linux/slab.h>
 
+#include "blk-mq.h"
 #include "blk-off.h"
 
 /*
@@ -167,7 +169,8 @@ static void bio_free(struct bio *bio)
 
 	bio_uninit(bio);
 	if (bs) {
-		if (bio->bi_io_vec != bio->bi_inline_vecs)
+		/* A table of its own: a clone has none (bi_max_vecs 0). */
+		if (bio->bi_max_vecs > BIO_INLINE_VECS)
 			kfree(bio->bi_io_vec);
 		mempool_free((char *)bio - bs->front_pad, &bs->bio_pool);
 	} else {
@@ -282,6 +285,239 @@ void bio_chain(struct bio *bio, struct bio *parent)
 	bio->bi_private = parent;
 	bio->bi_end_io = bio_chain_endio;
 	bio_inc_remaining(parent);
+}
+
+struct bio *bio_chain_and_submit(struct bio *prev, struct bio *new_)
+{
+	if (prev) {
+		bio_chain(prev, new_);
+		submit_bio(prev);
+	}
+	return new_;
+}
+
+/* A new bio for @bdev, with @bio (if any) chained to it and submitted. */
+struct bio *blk_next_bio(struct bio *bio, struct block_device *bdev, unsigned int nr_pages,
+			 blk_opf_t opf, gfp_t gfp)
+{
+	return bio_chain_and_submit(bio, bio_alloc(bdev, nr_pages, opf, gfp));
+}
+
+struct bio *bio_kmalloc(unsigned short nr_vecs, gfp_t gfp_mask)
+{
+	struct bio *bio;
+
+	if (nr_vecs > BIO_MAX_INLINE_VECS)
+		return NULL;
+	return kmalloc(struct_size(bio, bi_inline_vecs, nr_vecs), gfp_mask);
+}
+
+/*
+ * Shortens @bio to @new_size bytes; a read also has the bytes past the new
+ * end zeroed, since the device will not fill them. The vecs stay as they
+ * are: only the size changes.
+ */
+static void bio_truncate(struct bio *bio, unsigned new_size)
+{
+	struct bio_vec bv;
+	struct bvec_iter iter;
+	unsigned int done = 0;
+	bool truncated = false;
+
+	if (new_size >= bio->bi_iter.bi_size)
+		return;
+
+	if (bio_op(bio) != REQ_OP_READ)
+		goto exit;
+
+	bio_for_each_segment(bv, bio, iter)
+	{
+		if (done + bv.bv_len > new_size) {
+			unsigned offset;
+
+			if (!truncated)
+				offset = new_size - done;
+			else
+				offset = 0;
+			zero_user(bv.bv_page, bv.bv_offset + offset, bv.bv_len - offset);
+			truncated = true;
+		}
+		done += bv.bv_len;
+	}
+
+exit:
+	bio->bi_iter.bi_size = new_size;
+}
+
+/*
+ * Lets I/O reach the last sectors of a device whose size is no multiple of
+ * the bio's: the part past the end is cut off. A bio that starts past the
+ * end goes on whole, to fail in submit_bio_noacct().
+ */
+void guard_bio_eod(struct bio *bio)
+{
+	sector_t maxsector = bdev_nr_sectors(bio->bi_bdev);
+
+	if (!maxsector)
+		return;
+
+	if (unlikely(bio->bi_iter.bi_sector >= maxsector))
+		return;
+
+	maxsector -= bio->bi_iter.bi_sector;
+	if (likely((bio->bi_iter.bi_size >> 9) <= maxsector))
+		return;
+
+	bio_truncate(bio, maxsector << 9);
+}
+
+static int __bio_clone(struct bio *bio, struct bio *bio_src, gfp_t gfp)
+{
+	bio_set_flag(bio, BIO_CLONED);
+	bio->bi_ioprio = bio_src->bi_ioprio;
+	bio->bi_write_hint = bio_src->bi_write_hint;
+	bio->bi_iter = bio_src->bi_iter;
+
+	if (bio->bi_bdev) {
+		if (bio->bi_bdev == bio_src->bi_bdev && bio_flagged(bio_src, BIO_REMAPPED))
+			bio_set_flag(bio, BIO_REMAPPED);
+		bio_clone_blkg_association(bio, bio_src);
+	}
+
+	if (bio_crypt_clone(bio, bio_src, gfp) < 0)
+		return -ENOMEM;
+	if (bio_integrity(bio_src) && bio_integrity_clone(bio, bio_src, gfp) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The clone does not own the vecs: @bio_src must outlive it. */
+struct bio *bio_alloc_clone(struct block_device *bdev, struct bio *bio_src, gfp_t gfp,
+			    struct bio_set *bs)
+{
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(bdev, 0, bio_src->bi_opf, gfp, bs);
+	if (!bio)
+		return NULL;
+
+	if (__bio_clone(bio, bio_src, gfp) < 0) {
+		bio_put(bio);
+		return NULL;
+	}
+	bio->bi_io_vec = bio_src->bi_io_vec;
+
+	return bio;
+}
+
+int bio_init_clone(struct block_device *bdev, struct bio *bio, struct bio *bio_src, gfp_t gfp)
+{
+	int ret;
+
+	bio_init(bio, bdev, bio_src->bi_io_vec, 0, bio_src->bi_opf);
+	ret = __bio_clone(bio, bio_src, gfp);
+	if (ret)
+		bio_uninit(bio);
+	return ret;
+}
+
+static void bio_wait_end_io(struct bio *bio)
+{
+	complete((struct completion *)bio->bi_private);
+	bio_put(bio);
+}
+
+void bio_await_chain(struct bio *bio)
+{
+	DECLARE_COMPLETION_ONSTACK_MAP(done, bio->bi_bdev->bd_disk->lockdep_map);
+
+	bio->bi_private = &done;
+	bio->bi_end_io = bio_wait_end_io;
+	bio_endio(bio);
+	blk_wait_io(&done);
+}
+
+void __bio_advance(struct bio *bio, unsigned bytes)
+{
+	if (bio_integrity(bio))
+		bio_integrity_advance(bio, bytes);
+
+	bio_crypt_advance(bio, bytes);
+	bio_advance_iter(bio, &bio->bi_iter, bytes);
+}
+
+/* Copies from @src to @dst, each from its iterator on, as far as both reach. */
+void bio_copy_data_iter(struct bio *dst, struct bvec_iter *dst_iter, struct bio *src,
+			struct bvec_iter *src_iter)
+{
+	while (src_iter->bi_size && dst_iter->bi_size) {
+		struct bio_vec src_bv = bio_iter_iovec(src, *src_iter);
+		struct bio_vec dst_bv = bio_iter_iovec(dst, *dst_iter);
+		unsigned int bytes = min(src_bv.bv_len, dst_bv.bv_len);
+		void *src_buf = bvec_kmap_local(&src_bv);
+		void *dst_buf = bvec_kmap_local(&dst_bv);
+
+		memcpy(dst_buf, src_buf, bytes);
+
+		kunmap_local(dst_buf);
+		kunmap_local(src_buf);
+
+		bio_advance_iter_single(src, src_iter, bytes);
+		bio_advance_iter_single(dst, dst_iter, bytes);
+	}
+}
+
+void bio_copy_data(struct bio *dst, struct bio *src)
+{
+	struct bvec_iter src_iter = src->bi_iter;
+	struct bvec_iter dst_iter = dst->bi_iter;
+
+	bio_copy_data_iter(dst, &dst_iter, src, &src_iter);
+}
+
+struct bio *bio_split(struct bio *bio, int sectors, gfp_t gfp, struct bio_set *bs)
+{
+	struct bio *split;
+
+	BUG_ON(sectors <= 0);
+	BUG_ON(sectors >= bio_sectors(bio));
+
+	/* A zone append cannot be split: the device picks its sector. */
+	if (WARN_ON_ONCE(bio_op(bio) == REQ_OP_ZONE_APPEND))
+		return NULL;
+
+	split = bio_alloc_clone(bio->bi_bdev, bio, gfp, bs);
+	if (!split)
+		return NULL;
+
+	split->bi_iter.bi_size = sectors << 9;
+
+	if (bio_integrity(split))
+		bio_integrity_trim(split);
+
+	bio_advance(bio, split->bi_iter.bi_size);
+
+	if (bio_flagged(bio, BIO_TRACE_COMPLETION))
+		bio_set_flag(split, BIO_TRACE_COMPLETION);
+
+	return split;
+}
+
+void bio_trim(struct bio *bio, sector_t offset, sector_t size)
+{
+	if (WARN_ON_ONCE(offset > BIO_MAX_SECTORS || size > BIO_MAX_SECTORS ||
+			 offset + size > bio_sectors(bio)))
+		return;
+
+	size <<= 9;
+	if (offset == 0 && size == bio->bi_iter.bi_size)
+		return;
+
+	bio_advance(bio, offset << 9);
+	bio->bi_iter.bi_size = size;
+
+	if (bio_integrity(bio))
+		bio_integrity_trim(bio);
 }
 
 void bio_endio(struct bio *bio)

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -315,6 +316,49 @@ TEST_F(SubmitBioTest, NowaitNeedsADeviceThatSupportsIt) {
   EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
   disk_->queue->limits.features |= BLK_FEAT_NOWAIT;
   EXPECT_EQ(queued.load(), 2);
+}
+
+TEST_F(SubmitBioTest, NextBioSubmitsThePreviousAsAChild) {
+  struct bio *bio = nullptr;
+  for (int i = 0; i < 3; i++) {
+    bio = blk_next_bio(bio, disk_->part0, 1, REQ_OP_WRITE, GFP_KERNEL);
+    ASSERT_NE(bio, nullptr);
+    __bio_add_page(bio, virt_to_page(buf_), 512, 0);
+    bio->bi_iter.bi_sector = i;
+  }
+  // The first two went to the driver when their successors were made.
+  EXPECT_EQ(queued.load(), 2);
+  EXPECT_EQ(last_sector.load(), 1);
+  EXPECT_EQ(submit_bio_wait(bio), 0);
+  EXPECT_EQ(queued.load(), 3);
+  bio_put(bio);
+}
+
+TEST_F(SubmitBioTest, GuardEodCutsAReadAtTheEndAndZeroesTheRest) {
+  memset(buf_, 0xff, PAGE_SIZE);
+  struct bio_vec vec;
+  struct bio bio;
+  bio_init(&bio, disk_->part0, &vec, 1, REQ_OP_READ);
+  __bio_add_page(&bio, virt_to_page(buf_), 2048, 0);
+  bio.bi_iter.bi_sector = 62;
+  guard_bio_eod(&bio);
+  EXPECT_EQ(bio.bi_iter.bi_size, 1024u);
+  EXPECT_EQ((unsigned char)buf_[1023], 0xff);
+  EXPECT_EQ(buf_[1024], 0);
+  EXPECT_EQ(buf_[2047], 0);
+  EXPECT_EQ((unsigned char)buf_[2048], 0xff);
+  EXPECT_EQ(submit_bio_wait(&bio), 0);
+  EXPECT_EQ(last_sector.load(), 62);
+  bio_uninit(&bio);
+
+  // A bio that starts past the end is left to fail whole.
+  bio_init(&bio, disk_->part0, &vec, 1, REQ_OP_WRITE);
+  __bio_add_page(&bio, virt_to_page(buf_), 2048, 0);
+  bio.bi_iter.bi_sector = 64;
+  guard_bio_eod(&bio);
+  EXPECT_EQ(bio.bi_iter.bi_size, 2048u);
+  EXPECT_EQ(submit_bio_wait(&bio), -EIO);
+  bio_uninit(&bio);
 }
 
 }  // namespace

@@ -83,10 +83,16 @@ static inline void bio_advance_iter_single(const struct bio *bio, struct bvec_it
 		bvec_iter_advance_single(bio->bi_io_vec, iter, bytes);
 }
 
+void __bio_advance(struct bio *bio, unsigned int bytes);
+
+/* Moves the bio's start @nbytes on: the part before it is done with. */
 static inline void bio_advance(struct bio *bio, unsigned int nbytes)
 {
-	if (nbytes)
-		bio_advance_iter(bio, &bio->bi_iter, nbytes);
+	if (nbytes == bio->bi_iter.bi_size) {
+		bio->bi_iter.bi_size = 0;
+		return;
+	}
+	__bio_advance(bio, nbytes);
 }
 
 /* Single-page segments from @start on. */
@@ -116,6 +122,8 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf);
  * BIO_INLINE_VECS vecs behind it.
  */
 #define BIO_INLINE_VECS 4
+/* The most inline vecs bio_kmalloc() gives a bio (UIO_MAXIOV). */
+#define BIO_MAX_INLINE_VECS 1024
 #define BIOSET_NEED_BVECS (1 << 0)
 
 struct kmem_cache;
@@ -150,6 +158,27 @@ void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len);
 
 void bio_endio(struct bio *bio);
 void bio_chain(struct bio *bio, struct bio *parent);
+/* Chains @prev to @new and submits @prev; returns @new. */
+struct bio *bio_chain_and_submit(struct bio *prev, struct bio *new_);
+struct bio *blk_next_bio(struct bio *bio, struct block_device *bdev, unsigned int nr_pages,
+			 blk_opf_t opf, gfp_t gfp);
+/* Ends @bio and sleeps until every bio chained to it has completed. */
+void bio_await_chain(struct bio *bio);
+/* A bio with @nr_vecs inline vecs from kmalloc(), for bio_init(); freed with kfree(). */
+struct bio *bio_kmalloc(unsigned short nr_vecs, gfp_t gfp_mask);
+/* Cuts a bio that runs past the end of its device down to the device. */
+void guard_bio_eod(struct bio *bio);
+/* Clones sharing @bio_src's vecs: allocated from @bs, or set up in @bio. */
+struct bio *bio_alloc_clone(struct block_device *bdev, struct bio *bio_src, gfp_t gfp,
+			    struct bio_set *bs);
+int bio_init_clone(struct block_device *bdev, struct bio *bio, struct bio *bio_src, gfp_t gfp);
+/* Splits the first @sectors off @bio into a clone from @bs. */
+struct bio *bio_split(struct bio *bio, int sectors, gfp_t gfp, struct bio_set *bs);
+/* Narrows @bio to @size sectors from @offset on. */
+void bio_trim(struct bio *bio, sector_t offset, sector_t size);
+void bio_copy_data_iter(struct bio *dst, struct bvec_iter *dst_iter, struct bio *src,
+			struct bvec_iter *src_iter);
+void bio_copy_data(struct bio *dst, struct bio *src);
 void zero_fill_bio_iter(struct bio *bio, struct bvec_iter iter);
 
 static inline void zero_fill_bio(struct bio *bio)

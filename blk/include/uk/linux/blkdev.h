@@ -198,8 +198,9 @@ struct gendisk {
 	void *private_data;
 	sector_t capacity; /* 512-byte sectors */
 	unsigned long state;
-	struct list_head uk_list; /* name registry (add_disk) */
-	atomic_t uk_refs;	  /* lookups + the driver's reference */
+	struct list_head uk_list;	/* name registry (add_disk) */
+	atomic_t uk_refs;		/* lookups + the driver's reference */
+	struct lockdep_map lockdep_map; /* empty: lock order is not validated */
 	struct block_device uk_bdev;
 };
 

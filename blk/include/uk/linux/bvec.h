@@ -60,6 +60,12 @@ static inline void memzero_page(struct page *page, size_t offset, size_t len)
 	kunmap_local(addr);
 }
 
+/* Clears @size bytes at @start in @page (include/linux/highmem.h). */
+static inline void zero_user(struct page *page, unsigned int start, unsigned int size)
+{
+	memzero_page(page, start, size);
+}
+
 /* Sets @len bytes at @offset in @page to @val (include/linux/highmem.h). */
 static inline void memset_page(struct page *page, size_t offset, int val, size_t len)
 {
@@ -169,6 +175,11 @@ static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bve
 static inline void *bvec_virt(struct bio_vec *bvec)
 {
 	return (char *)page_address(bvec->bv_page) + bvec->bv_offset;
+}
+
+static inline void *bvec_kmap_local(struct bio_vec *bvec)
+{
+	return (char *)kmap_local_page(bvec->bv_page) + bvec->bv_offset;
 }
 
 static inline void memzero_bvec(struct bio_vec *bvec)
