@@ -12,18 +12,6 @@
 #define POLLFREE ((__poll_t)0x4000)
 #endif
 
-/*
- * list_del_init() whose final store of ->next is a release: a lockless
- * list_empty_careful() (acquire) that sees the entry empty also sees every
- * earlier access of the waker to it.
- */
-static inline void wq_list_del_init_careful(struct list_head *entry)
-{
-	__list_del_entry(entry);
-	WRITE_ONCE(entry->prev, entry);
-	smp_store_release(&entry->next, entry);
-}
-
 void __init_waitqueue_head(struct wait_queue_head *wq_head, const char *name,
 			   struct lock_class_key *key)
 {
@@ -273,7 +261,7 @@ int do_wait_intr_irq(wait_queue_head_t *wq, wait_queue_entry_t *wait)
 /*
  * Back to TASK_RUNNING and off the queue. The unlocked emptiness test is
  * safe only with the careful pair: autoremove_wake_function()'s
- * wq_list_del_init_careful() publishes the removal with a release store that
+ * list_del_init_careful() publishes the removal with a release store that
  * list_empty_careful()'s acquire load pairs with; after it the waker no
  * longer touches the entry, so it may go out of scope.
  */
@@ -300,7 +288,7 @@ int autoremove_wake_function(struct wait_queue_entry *wq_entry, unsigned mode, i
 	int ret = default_wake_function(wq_entry, mode, sync, key);
 
 	if (ret)
-		wq_list_del_init_careful(&wq_entry->entry);
+		list_del_init_careful(&wq_entry->entry);
 
 	return ret;
 }

@@ -193,6 +193,62 @@ TEST_F(ListTest, ReplaceAndRotate) {
   EXPECT_TRUE(list_empty(&empty));
 }
 
+TEST_F(ListTest, SwapBulkMoveAndRotateToFront) {
+  LIST_HEAD(head);
+  for (int i = 0; i < 5; i++) list_add_tail(&items[i].node, &head);
+  list_swap(&items[1].node, &items[3].node);
+  EXPECT_EQ(Values(&head), (V{0, 3, 2, 1, 4}));
+  // Neighbours too.
+  list_swap(&items[2].node, &items[1].node);
+  EXPECT_EQ(Values(&head), (V{0, 3, 1, 2, 4}));
+  CheckRing(&head);
+  // Across two lists.
+  LIST_HEAD(other);
+  list_add_tail(&items[6].node, &other);
+  list_swap(&items[0].node, &items[6].node);
+  EXPECT_EQ(Values(&head), (V{6, 3, 1, 2, 4}));
+  EXPECT_EQ(Values(&other), (V{0}));
+
+  // 3 1 2 to the tail of other.
+  list_bulk_move_tail(&other, &items[3].node, &items[2].node);
+  EXPECT_EQ(Values(&head), (V{6, 4}));
+  EXPECT_EQ(Values(&other), (V{0, 3, 1, 2}));
+  CheckRing(&head);
+  CheckRing(&other);
+
+  list_rotate_to_front(&items[1].node, &other);
+  EXPECT_EQ(Values(&other), (V{1, 2, 0, 3}));
+  CheckRing(&other);
+}
+
+TEST_F(ListTest, CutBeforeAndDelVariants) {
+  LIST_HEAD(head);
+  LIST_HEAD(cut);
+  for (int i = 0; i < 5; i++) list_add_tail(&items[i].node, &head);
+  list_cut_before(&cut, &head, &items[3].node);
+  EXPECT_EQ(Values(&cut), (V{0, 1, 2}));
+  EXPECT_EQ(Values(&head), (V{3, 4}));
+  CheckRing(&cut);
+  CheckRing(&head);
+  // Cutting before the first entry leaves @list empty.
+  LIST_HEAD(none);
+  list_cut_before(&none, &head, &items[3].node);
+  EXPECT_TRUE(list_empty(&none));
+  EXPECT_EQ(Values(&head), (V{3, 4}));
+  // Cutting before the head moves everything.
+  LIST_HEAD(all);
+  list_cut_before(&all, &head, &head);
+  EXPECT_TRUE(list_empty(&head));
+  EXPECT_EQ(Values(&all), (V{3, 4}));
+
+  list_del_init_careful(&items[3].node);
+  EXPECT_TRUE(list_empty_careful(&items[3].node));
+  EXPECT_EQ(Values(&all), (V{4}));
+  __list_del_clearprev(&items[4].node);
+  EXPECT_EQ(items[4].node.prev, nullptr);
+  EXPECT_TRUE(list_empty(&all));
+}
+
 TEST_F(ListTest, IterationForms) {
   LIST_HEAD(head);
   for (int i = 0; i < 6; i++) list_add_tail(&items[i].node, &head);
@@ -271,6 +327,50 @@ TEST_F(ListTest, Hlist) {
   int count = 0;
   hlist_for_each(raw, &h) count++;
   EXPECT_EQ(count, 0);
+}
+
+TEST_F(ListTest, HlistFakeMoveSpliceCount) {
+  hlist_add_fake(&items[0].hnode);
+  EXPECT_TRUE(hlist_fake(&items[0].hnode));
+  EXPECT_FALSE(hlist_unhashed(&items[0].hnode));
+  // hlist_del() of a fake node touches nothing else.
+  hlist_del_init(&items[0].hnode);
+  EXPECT_FALSE(hlist_fake(&items[0].hnode));
+
+  HLIST_HEAD(a);
+  HLIST_HEAD(b);
+  EXPECT_EQ(hlist_count_nodes(&a), 0u);
+  hlist_add_head(&items[1].hnode, &a);
+  EXPECT_TRUE(hlist_is_singular_node(&items[1].hnode, &a));
+  hlist_add_head(&items[2].hnode, &a);  // 2 1
+  EXPECT_FALSE(hlist_is_singular_node(&items[1].hnode, &a));
+  EXPECT_EQ(hlist_count_nodes(&a), 2u);
+
+  hlist_move_list(&a, &b);
+  EXPECT_TRUE(hlist_empty(&a));
+  EXPECT_EQ(hlist_count_nodes(&b), 2u);
+  EXPECT_EQ(b.first->pprev, &b.first);
+  // Moving an empty list empties the target.
+  HLIST_HEAD(c);
+  hlist_add_head(&items[6].hnode, &c);
+  hlist_move_list(&a, &c);
+  EXPECT_TRUE(hlist_empty(&c));
+
+  // a: 4 3; splice it in front of b: 4 3 2 1.
+  hlist_add_head(&items[3].hnode, &a);
+  hlist_add_head(&items[4].hnode, &a);
+  hlist_splice_init(&a, &items[3].hnode, &b);
+  EXPECT_TRUE(hlist_empty(&a));
+  V v;
+  Item *it;
+  hlist_for_each_entry(it, &b, hnode) v.push_back(it->val);
+  EXPECT_EQ(v, (V{4, 3, 2, 1}));
+  struct hlist_node **pp = &b.first;
+  for (struct hlist_node *n = b.first; n; n = n->next) {
+    ASSERT_EQ(n->pprev, pp);
+    pp = &n->next;
+  }
+  EXPECT_EQ(hlist_count_nodes(&b), 4u);
 }
 
 TEST_F(ListTest, RcuListSingleThreaded) {

@@ -35,23 +35,42 @@ static inline void INIT_LIST_HEAD(struct list_head *list)
 	WRITE_ONCE(list->prev, list);
 }
 
-static inline void __list_add(struct list_head *n, struct list_head *prev, struct list_head *next)
+/*
+ * The list sanity checks of CONFIG_LIST_HARDENED/CONFIG_DEBUG_LIST are off:
+ * every insertion and removal is valid.
+ */
+static inline bool __list_add_valid(struct list_head *new_, struct list_head *prev,
+				    struct list_head *next)
 {
+	return true;
+}
+
+static inline bool __list_del_entry_valid(struct list_head *entry)
+{
+	return true;
+}
+
+static __always_inline void __list_add(struct list_head *new_, struct list_head *prev,
+				       struct list_head *next)
+{
+	if (!__list_add_valid(new_, prev, next))
+		return;
+
 	/* Marked: list_empty_careful() reads ->prev and ->next locklessly. */
-	WRITE_ONCE(next->prev, n);
-	n->next = next;
-	n->prev = prev;
-	WRITE_ONCE(prev->next, n);
+	WRITE_ONCE(next->prev, new_);
+	new_->next = next;
+	new_->prev = prev;
+	WRITE_ONCE(prev->next, new_);
 }
 
-static inline void list_add(struct list_head *n, struct list_head *head)
+static __always_inline void list_add(struct list_head *new_, struct list_head *head)
 {
-	__list_add(n, head, head->next);
+	__list_add(new_, head, head->next);
 }
 
-static inline void list_add_tail(struct list_head *n, struct list_head *head)
+static inline void list_add_tail(struct list_head *new_, struct list_head *head)
 {
-	__list_add(n, head->prev, head);
+	__list_add(new_, head->prev, head);
 }
 
 static inline void __list_del(struct list_head *prev, struct list_head *next)
@@ -60,8 +79,18 @@ static inline void __list_del(struct list_head *prev, struct list_head *next)
 	WRITE_ONCE(prev->next, next);
 }
 
+/* Unlinks @entry and leaves its ->prev NULL, for a check that it is off the list. */
+static inline void __list_del_clearprev(struct list_head *entry)
+{
+	__list_del(entry->prev, entry->next);
+	entry->prev = NULL;
+}
+
 static inline void __list_del_entry(struct list_head *entry)
 {
+	if (!__list_del_entry_valid(entry))
+		return;
+
 	__list_del(entry->prev, entry->next);
 }
 
@@ -78,18 +107,30 @@ static inline void list_del_init(struct list_head *entry)
 	INIT_LIST_HEAD(entry);
 }
 
-static inline void list_replace(struct list_head *old, struct list_head *n)
+static inline void list_replace(struct list_head *old, struct list_head *new_)
 {
-	n->next = old->next;
-	n->next->prev = n;
-	n->prev = old->prev;
-	n->prev->next = n;
+	new_->next = old->next;
+	new_->next->prev = new_;
+	new_->prev = old->prev;
+	new_->prev->next = new_;
 }
 
-static inline void list_replace_init(struct list_head *old, struct list_head *n)
+static inline void list_replace_init(struct list_head *old, struct list_head *new_)
 {
-	list_replace(old, n);
+	list_replace(old, new_);
 	INIT_LIST_HEAD(old);
+}
+
+/* Exchanges the places of two entries (of one list or of two). */
+static inline void list_swap(struct list_head *entry1, struct list_head *entry2)
+{
+	struct list_head *pos = entry2->prev;
+
+	list_del(entry2);
+	list_replace(entry1, entry2);
+	if (pos == entry1)
+		pos = entry2;
+	list_add(entry1, pos);
 }
 
 static inline void list_move(struct list_head *list, struct list_head *head)
@@ -102,6 +143,20 @@ static inline void list_move_tail(struct list_head *list, struct list_head *head
 {
 	__list_del_entry(list);
 	list_add_tail(list, head);
+}
+
+/* Moves the run @first..@last (inclusive) of one list to the tail of @head. */
+static inline void list_bulk_move_tail(struct list_head *head, struct list_head *first,
+				       struct list_head *last)
+{
+	first->prev->next = last->next;
+	last->next->prev = first->prev;
+
+	head->prev->next = first;
+	first->prev = head->prev;
+
+	last->next = head;
+	head->prev = last;
 }
 
 static inline int list_is_first(const struct list_head *list, const struct list_head *head)
@@ -124,6 +179,18 @@ static inline int list_empty(const struct list_head *head)
 	return READ_ONCE(head->next) == head;
 }
 
+/*
+ * list_del_init() whose last store, of ->next, is a release: a lockless
+ * list_empty_careful() (its acquire) that sees the entry empty also sees
+ * every access made to the entry before it was removed.
+ */
+static inline void list_del_init_careful(struct list_head *entry)
+{
+	__list_del_entry(entry);
+	WRITE_ONCE(entry->prev, entry);
+	smp_store_release(&entry->next, entry);
+}
+
 static inline int list_empty_careful(const struct list_head *head)
 {
 	struct list_head *next = smp_load_acquire(&head->next);
@@ -138,8 +205,19 @@ static inline int list_is_singular(const struct list_head *head)
 
 static inline void list_rotate_left(struct list_head *head)
 {
-	if (!list_empty(head))
-		list_move_tail(head->next, head);
+	struct list_head *first;
+
+	if (!list_empty(head)) {
+		first = head->next;
+		list_move_tail(first, head);
+	}
+}
+
+/* Rotates the list of @head so that @list is its first entry. */
+static inline void list_rotate_to_front(struct list_head *list, struct list_head *head)
+{
+	/* @head goes right before @list, at the tail of the ring. */
+	list_move_tail(head, list);
 }
 
 static inline void __list_cut_position(struct list_head *list, struct list_head *head,
@@ -166,6 +244,22 @@ static inline void list_cut_position(struct list_head *list, struct list_head *h
 		INIT_LIST_HEAD(list);
 	else
 		__list_cut_position(list, head, entry);
+}
+
+/* Moves the entries of @head before @entry to @list (emptied first). */
+static inline void list_cut_before(struct list_head *list, struct list_head *head,
+				   struct list_head *entry)
+{
+	if (head->next == entry) {
+		INIT_LIST_HEAD(list);
+		return;
+	}
+	list->next = head->next;
+	list->next->prev = list;
+	list->prev = entry->prev;
+	list->prev->next = list;
+	head->next = entry;
+	entry->prev = head;
 }
 
 static inline void __list_splice(const struct list_head *list, struct list_head *prev,
@@ -338,6 +432,44 @@ static inline void hlist_add_behind(struct hlist_node *n, struct hlist_node *pre
 		WRITE_ONCE(n->next->pprev, &n->next);
 }
 
+/* A node on no list that hlist_del() may still be called on. */
+static inline void hlist_add_fake(struct hlist_node *n)
+{
+	n->pprev = &n->next;
+}
+
+static inline bool hlist_fake(struct hlist_node *h)
+{
+	return h->pprev == &h->next;
+}
+
+/* Whether @n is the only node of @h, found without reading @h. */
+static inline bool hlist_is_singular_node(struct hlist_node *n, struct hlist_head *h)
+{
+	return !n->next && n->pprev == &h->first;
+}
+
+/* Moves the whole list of @old to @new_, leaving @old empty. */
+static inline void hlist_move_list(struct hlist_head *old, struct hlist_head *new_)
+{
+	new_->first = old->first;
+	if (new_->first)
+		new_->first->pprev = &new_->first;
+	old->first = NULL;
+}
+
+/* Puts the nodes of @from (@last being its last) in front of @to's. */
+static inline void hlist_splice_init(struct hlist_head *from, struct hlist_node *last,
+				     struct hlist_head *to)
+{
+	if (to->first)
+		to->first->pprev = &last->next;
+	last->next = to->first;
+	to->first = from->first;
+	from->first->pprev = &to->first;
+	from->first = NULL;
+}
+
 #define hlist_entry(ptr, type, member) container_of(ptr, type, member)
 #define hlist_for_each(pos, head) for (pos = (head)->first; pos; pos = pos->next)
 #define hlist_for_each_safe(pos, n, head)                \
@@ -361,5 +493,16 @@ static inline void hlist_add_behind(struct hlist_node *n, struct hlist_node *pre
 		     1;                                                       \
 	     });                                                              \
 	     pos = hlist_entry_safe(n, __typeof__(*pos), member))
+
+static inline size_t hlist_count_nodes(struct hlist_head *head)
+{
+	struct hlist_node *pos;
+	size_t count = 0;
+
+	hlist_for_each (pos, head)
+		count++;
+
+	return count;
+}
 
 #endif /* UK_LINUX_LIST_H */

@@ -34,7 +34,6 @@ static inline size_t size_add(size_t addend1, size_t addend2)
 }
 
 /* Bytes of *@p with @count elements of its flexible array @member. */
-#define struct_size(p, member, count) \
-	size_add(sizeof(*(p)), size_mul(count, sizeof(*(p)->member)))
+#define struct_size(p, member, count) size_add(sizeof(*(p)), size_mul(count, sizeof(*(p)->member)))
 
 #endif /* UK_LINUX_OVERFLOW_H */
