@@ -12,22 +12,27 @@ static inline char _tolower(char c)
 	return c | 0x20;
 }
 
+/*
+ * include/linux/ctype.h's isxdigit(): ASCII only. The C library's depends
+ * on the locale, so the name is taken over in this file.
+ */
 static inline bool kstrtox_isxdigit(char c)
 {
 	return (c >= '0' && c <= '9') || (_tolower(c) >= 'a' && _tolower(c) <= 'f');
 }
+#undef isxdigit
+#define isxdigit(c) kstrtox_isxdigit(c)
 
 noinline const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
 {
 	if (*base == 0) {
 		if (s[0] == '0') {
-			if (_tolower(s[1]) == 'x' && kstrtox_isxdigit(s[2]))
+			if (_tolower(s[1]) == 'x' && isxdigit(s[2]))
 				*base = 16;
 			else
 				*base = 8;
-		} else {
+		} else
 			*base = 10;
-		}
 	}
 	if (*base == 16 && s[0] == '0' && _tolower(s[1]) == 'x')
 		s += 2;
@@ -130,14 +135,33 @@ noinline int kstrtoll(const char *s, unsigned int base, long long *res)
 	return 0;
 }
 
+/* kstrtoul() where long is narrower than long long: the value must fit. */
 int _kstrtoul(const char *s, unsigned int base, unsigned long *res)
 {
-	return kstrtoul(s, base, res);
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (unsigned long)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
 }
 
 int _kstrtol(const char *s, unsigned int base, long *res)
 {
-	return kstrtol(s, base, res);
+	long long tmp;
+	int rv;
+
+	rv = kstrtoll(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (long)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
 }
 
 noinline int kstrtouint(const char *s, unsigned int base, unsigned int *res)

@@ -91,6 +91,23 @@ TEST(KstrtoxTest, SignedLimits) {
   EXPECT_EQ(sw, -32768);
 }
 
+// The out-of-line forms kstrtoul()/kstrtol() use where long is narrower
+// than long long: here they give what kstrtoull()/kstrtoll() give.
+TEST(KstrtoxTest, LongForms) {
+  unsigned long ul = 0;
+  long l = 0;
+  EXPECT_EQ(_kstrtoul("0xffffffffffffffff", 0, &ul), 0);
+  EXPECT_EQ(ul, ~0UL);
+  EXPECT_EQ(_kstrtoul("18446744073709551616", 10, &ul), -ERANGE);
+  EXPECT_EQ(_kstrtoul("-1", 10, &ul), -EINVAL);
+  EXPECT_EQ(_kstrtol("-9223372036854775808", 10, &l), 0);
+  EXPECT_EQ(l, LONG_MIN);
+  EXPECT_EQ(_kstrtol("9223372036854775808", 10, &l), -ERANGE);
+  EXPECT_EQ(_kstrtol("0x", 0, &l), -EINVAL);
+  EXPECT_EQ(kstrtoul("077", 0, &ul), 0);
+  EXPECT_EQ(ul, 077UL);
+}
+
 TEST(KstrtoxTest, Bool) {
   bool b = false;
   for (const char *t :

@@ -19,15 +19,26 @@ int __must_check kstrtoll(const char *s, unsigned int base, long long *res);
 int __must_check _kstrtoul(const char *s, unsigned int base, unsigned long *res);
 int __must_check _kstrtol(const char *s, unsigned int base, long *res);
 
-/* unsigned long and long are 64 bits here, as long long is. */
+/*
+ * Where long has long long's size and alignment (every target here), the
+ * conversion goes straight to kstrtoull()/kstrtoll(); the test is a
+ * constant, so the other branch is compiled out.
+ */
 static inline int __must_check kstrtoul(const char *s, unsigned int base, unsigned long *res)
 {
-	return kstrtoull(s, base, (unsigned long long *)res);
+	if (sizeof(unsigned long) == sizeof(unsigned long long) &&
+	    __alignof__(unsigned long) == __alignof__(unsigned long long))
+		return kstrtoull(s, base, (unsigned long long *)res);
+	else
+		return _kstrtoul(s, base, res);
 }
 
 static inline int __must_check kstrtol(const char *s, unsigned int base, long *res)
 {
-	return kstrtoll(s, base, (long long *)res);
+	if (sizeof(long) == sizeof(long long) && __alignof__(long) == __alignof__(long long))
+		return kstrtoll(s, base, (long long *)res);
+	else
+		return _kstrtol(s, base, res);
 }
 
 int __must_check kstrtouint(const char *s, unsigned int base, unsigned int *res);
