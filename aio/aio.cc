@@ -1191,7 +1191,7 @@ static struct kioctx *lookup_ioctx_v416(unsigned long ctx_id)
 	struct kioctx_table *table;
 	unsigned id;
 
-	if (get_user(id, user_member(ring, id)))
+	if (get_user(id, &ring->id))
 		return NULL;
 
 	rcu_read_lock();
@@ -1224,7 +1224,7 @@ static struct kioctx *lookup_ioctx(unsigned long ctx_id)
 	if (unlikely(lookup_get_v416))
 		return lookup_ioctx_v416(ctx_id);
 
-	if (get_user(id, user_member(ring, id)))
+	if (get_user(id, &ring->id))
 		return NULL;
 
 	rcu_read_lock();
@@ -2241,7 +2241,7 @@ static __always_inline int __io_submit_one(struct kioctx *ctx, const struct iocb
 		req->ki_eventfd = eventfd;
 	}
 
-	if (unlikely(put_user(KIOCB_KEY, user_member(user_iocb, aio_key)))) {
+	if (unlikely(put_user(KIOCB_KEY, &user_iocb->aio_key))) {
 		pr_debug("EFAULT: aio_key\n");
 		return -EFAULT;
 	}
@@ -2606,7 +2606,7 @@ SYSCALL_DEFINE3(io_cancel, aio_context_t, ctx_id, struct iocb __user *, iocb,
 	u32 key;
 	u64 obj = (u64)(unsigned long)iocb;
 
-	if (unlikely(get_user(key, user_member(iocb, aio_key))))
+	if (unlikely(get_user(key, &iocb->aio_key)))
 		return -EFAULT;
 	if (unlikely(key != KIOCB_KEY))
 		return -EINVAL;

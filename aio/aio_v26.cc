@@ -1428,7 +1428,7 @@ static long io_submit_one(struct kioctx *ctx, struct iocb __user *user_iocb, str
 	}
 
 	req->ki_filp = file;
-	if (unlikely(put_user(KIOCB_KEY, user_member(user_iocb, aio_key)))) {
+	if (unlikely(put_user(KIOCB_KEY, &user_iocb->aio_key))) {
 		ret = -EFAULT;
 		goto out_put_req;
 	}
@@ -1567,7 +1567,7 @@ long sys_io_cancel(unsigned long ctx_id, struct iocb __user *iocb, struct io_eve
 	u32 key;
 	long ret;
 
-	ret = get_user(key, user_member(iocb, aio_key));
+	ret = get_user(key, &iocb->aio_key);
 	if (unlikely(ret))
 		return -EFAULT;
 

@@ -34,15 +34,6 @@ static inline bool access_ok(const void *addr, unsigned long size)
 	return size <= TASK_SIZE_MAX && a <= TASK_SIZE_MAX - size;
 }
 
-/*
- * &ptr->member for a user pointer, computed without a member access: a
- * program may pass any address, and UBSan checks the alignment of a member
- * access (the access itself is get_user()'s or put_user()'s, which fault
- * safely). Where the kernel writes &uptr->field, ours writes this.
- */
-#define user_member(ptr, member) \
-	((__typeof__(&(ptr)->member))((uintptr_t)(ptr) + offsetof(__typeof__(*(ptr)), member)))
-
 unsigned long copy_from_user(void *to, const void __user *from, unsigned long n);
 unsigned long copy_to_user(void __user *to, const void *from, unsigned long n);
 
