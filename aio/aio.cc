@@ -259,7 +259,7 @@ struct kioctx {
 
 struct fsync_iocb {
 	struct file *file;
-	struct aio_work work;
+	struct work_struct work;
 	bool datasync;
 	struct cred *creds;
 };
@@ -1911,7 +1911,7 @@ static int aio_write(struct kiocb *req, const struct iocb *iocb, bool vectored, 
 	return ret;
 }
 
-static void aio_fsync_work(struct aio_work *work)
+static void aio_fsync_work(struct work_struct *work)
 {
 	struct aio_kiocb *iocb = container_of(work, struct aio_kiocb, fsync.work);
 	const struct cred *old_cred = override_creds(iocb->fsync.creds);
@@ -1937,7 +1937,7 @@ static int aio_fsync(struct fsync_iocb *req, const struct iocb *iocb, bool datas
 		return -ENOMEM;
 
 	req->datasync = datasync;
-	INIT_AIO_WORK(&req->work, aio_fsync_work);
+	INIT_WORK(&req->work, aio_fsync_work);
 	aio_queue_work(&req->work);
 	return 0;
 }

@@ -87,6 +87,11 @@ void aio_queue_work(struct aio_work *work)
 	queue_work(get_aio_wq(), &work->work);
 }
 
+void aio_queue_work(struct work_struct *work)
+{
+	queue_work(get_aio_wq(), work);
+}
+
 void aio_wq_flush(void)
 {
 	if (aio_wq)

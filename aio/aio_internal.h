@@ -14,9 +14,11 @@
 typedef unsigned int __poll_t;
 
 /*
- * A work item on aio_wq, an unbound workqueue of the shim (the kernel's
+ * aio_wq is an unbound workqueue of the shim. It stands for the kernel's
  * system_wq, where a blocking fsync sleeps in schedule(); a host syscall
- * does not, so each pending item gets a worker of the unbound pool).
+ * does not, so each pending item gets a worker of the unbound pool.
+ * aio_work: the host-file backend's work item, which carries its own
+ * function; aio_fsync() queues a plain work_struct.
  */
 struct aio_work {
 	struct work_struct work;
@@ -29,6 +31,8 @@ void aio_work_fn(struct work_struct *work);
 		(w)->func = (f);                    \
 	} while (0)
 void aio_queue_work(struct aio_work *work);
+/* aio_fsync()'s work item: the kernel's schedule_work(), on aio_wq. */
+void aio_queue_work(struct work_struct *work);
 void aio_wq_flush(void);
 void aio_wq_fork_child(void);
 /* exit_mm(): host requests that io_uring can cancel complete with -EINTR. */
