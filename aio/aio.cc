@@ -1927,18 +1927,16 @@ static int aio_fsync(struct fsync_iocb *req, const struct iocb *iocb, bool datas
 	if (unlikely(iocb->aio_buf || iocb->aio_offset || iocb->aio_nbytes || iocb->aio_rw_flags))
 		return -EINVAL;
 
-	if (unlikely(!req->file->f_op->fsync || !aio_file_can_fsync(req->file)))
+	if (unlikely(!req->file->f_op->fsync))
 		return -EINVAL;
 
-	if (aio_file_pin(req->file))
-		return -ENOMEM;
 	req->creds = prepare_creds();
 	if (!req->creds)
 		return -ENOMEM;
 
 	req->datasync = datasync;
 	INIT_WORK(&req->work, aio_fsync_work);
-	aio_queue_work(&req->work);
+	schedule_work(&req->work);
 	return 0;
 }
 
@@ -2250,6 +2248,13 @@ static __always_inline int __io_submit_one(struct kioctx *ctx, const struct iocb
 	req->ki_res.data = iocb->aio_data;
 	req->ki_res.res = 0;
 	req->ki_res.res2 = 0;
+
+	if (iocb->aio_lio_opcode == IOCB_CMD_FSYNC || iocb->aio_lio_opcode == IOCB_CMD_FDSYNC) {
+		int ret = aio_host_fsync_prep(req->ki_filp);
+
+		if (ret)
+			return ret;
+	}
 
 	switch (iocb->aio_lio_opcode) {
 	case IOCB_CMD_PREAD:

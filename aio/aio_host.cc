@@ -52,7 +52,7 @@
 thread_local bool uk_compat_syscall;
 
 /* ------------------------------------------------------------------ */
-/* aio_wq: the shim's workqueue for fsync and the threads backend.     */
+/* aio_wq: the shim's workqueue for the threads backend.              */
 
 namespace
 {
@@ -85,11 +85,6 @@ void aio_work_fn(struct work_struct *work)
 void aio_queue_work(struct aio_work *work)
 {
 	queue_work(get_aio_wq(), &work->work);
-}
-
-void aio_queue_work(struct work_struct *work)
-{
-	queue_work(get_aio_wq(), work);
 }
 
 void aio_wq_flush(void)
@@ -759,8 +754,12 @@ ssize_t host_write_iter(struct kiocb *iocb, struct iov_iter *from)
 
 int host_fsync(struct file *file, int datasync)
 {
-	int r = datasync ? fdatasync(file->f_fd) : fsync(file->f_fd);
+	int r;
 
+	/* The kernel's fsync sleeps in schedule(); on system_wq, say so. */
+	uk::host_block_begin();
+	r = datasync ? fdatasync(file->f_fd) : fsync(file->f_fd);
+	uk::host_block_end();
 	return r < 0 ? -errno : 0;
 }
 
@@ -1058,6 +1057,19 @@ const struct file_operations host_file_operations = {
 	.poll = host_poll,
 };
 
+/* A host pipe, socket or character device: no ->fsync, as in the kernel. */
+static const struct file_operations host_nofsync_file_operations = {
+	.read_iter = host_read_iter,
+	.write_iter = host_write_iter,
+	.fsync = nullptr,
+	.poll = host_poll,
+};
+
+static bool is_host_file(struct file *file)
+{
+	return file->f_op == &host_file_operations || file->f_op == &host_nofsync_file_operations;
+}
+
 const struct file_operations aio_null_file_operations = {
 	.read_iter = null_read_iter,
 	.write_iter = null_write_iter,
@@ -1148,7 +1160,7 @@ struct file *aio_fget(unsigned int fd, struct file *host)
 
 void fput(struct file *file)
 {
-	if (file->f_op == &host_file_operations)
+	if (is_host_file(file))
 		host_poll_head_put(file);
 	if (file->f_owned_fd) {
 		aio_kernel_fd_clear(file->f_fd);
@@ -1167,7 +1179,7 @@ int aio_file_pin(struct file *file)
 {
 	int nfd;
 
-	if (file->f_op != &host_file_operations || file->f_owned_fd)
+	if (!is_host_file(file) || file->f_owned_fd)
 		return 0;
 	nfd = fcntl(file->f_fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0)
@@ -1178,14 +1190,16 @@ int aio_file_pin(struct file *file)
 	return 0;
 }
 
-bool aio_file_can_fsync(struct file *file)
+int aio_host_fsync_prep(struct file *file)
 {
 	struct stat st;
 
 	if (file->f_op != &host_file_operations)
-		return true;
-	/* Pipes, sockets and character devices have no ->fsync. */
-	if (fstat(file->f_fd, &st) < 0)
-		return false;
-	return !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
+		return 0;
+	if (fstat(file->f_fd, &st) < 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    S_ISCHR(st.st_mode)) {
+		file->f_op = &host_nofsync_file_operations;
+		return 0;
+	}
+	return aio_file_pin(file) ? -ENOMEM : 0;
 }

@@ -14,11 +14,9 @@
 typedef unsigned int __poll_t;
 
 /*
- * aio_wq is an unbound workqueue of the shim. It stands for the kernel's
- * system_wq, where a blocking fsync sleeps in schedule(); a host syscall
- * does not, so each pending item gets a worker of the unbound pool.
- * aio_work: the host-file backend's work item, which carries its own
- * function; aio_fsync() queues a plain work_struct.
+ * A work item of the host-file backend on aio_wq, an unbound workqueue of
+ * the shim: a host read or write does not sleep in schedule(), so each
+ * pending item gets a worker of the unbound pool.
  */
 struct aio_work {
 	struct work_struct work;
@@ -31,8 +29,6 @@ void aio_work_fn(struct work_struct *work);
 		(w)->func = (f);                    \
 	} while (0)
 void aio_queue_work(struct aio_work *work);
-/* aio_fsync()'s work item: the kernel's schedule_work(), on aio_wq. */
-void aio_queue_work(struct work_struct *work);
 void aio_wq_flush(void);
 void aio_wq_fork_child(void);
 /* exit_mm(): host requests that io_uring can cancel complete with -EINTR. */
@@ -79,6 +75,14 @@ struct file *aio_fget(unsigned int fd, struct file *host_storage);
 void fput(struct file *file);
 /* Make the file usable after io_submit() returns (dup a host fd). */
 int aio_file_pin(struct file *file);
-bool aio_file_can_fsync(struct file *file);
+/*
+ * FSYNC and FDSYNC on a host descriptor, before aio_fsync(): the kernel's
+ * file_operations of a pipe, socket or character device have no ->fsync,
+ * and all host descriptors share host_file_operations, so such a file (one
+ * that fstat() cannot tell apart either) gets operations without ->fsync,
+ * which aio_fsync() refuses; any other is pinned, since its fsync runs
+ * after io_submit() returns. 0, or -ENOMEM when it cannot be pinned.
+ */
+int aio_host_fsync_prep(struct file *file);
 
 #endif /* UK_AIO_INTERNAL_H */

@@ -243,6 +243,22 @@ void schedule(void)
 		wq_worker_running(p);
 }
 
+void uk::host_block_begin(void)
+{
+	struct task_struct *p = get_current();
+
+	if (p->flags & PF_WQ_WORKER)
+		wq_worker_sleeping(p);
+}
+
+void uk::host_block_end(void)
+{
+	struct task_struct *p = get_current();
+
+	if (p->flags & PF_WQ_WORKER)
+		wq_worker_running(p);
+}
+
 void schedule_preempt_disabled(void)
 {
 	preempt_enable();

@@ -2,6 +2,7 @@
 // Workqueues: ordering, CPU placement, max_active, flush/cancel, delayed
 // work on the virtual clock, destroy, rcu_work.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include <uk/linux/completion.h>
 #include <uk/linux/jiffies.h>
+#include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
 #include <uk/linux/workqueue.h>
 #include <uk/shim/clock.h>
@@ -185,6 +187,63 @@ TEST(WorkqueueTest, BlockedWorkerLetsTheNextItemRunOnTheSameCpu) {
   complete(&a.release);
   flush_work(&a.work);
   EXPECT_EQ(a.runs.load(), 1);
+}
+
+// A worker blocked in a host system call between uk::host_block_begin() and
+// uk::host_block_end(): item A reads a pipe that only item B, queued on the
+// same CPU behind it, writes. B runs (the pool started another worker), so A
+// gets its byte.
+struct HostReader {
+  struct work_struct work;
+  int fd = -1;
+  char byte = 0;
+  ssize_t ret = 0;
+  struct completion started;
+};
+
+void host_reader_fn(struct work_struct *work) {
+  HostReader *r = container_of(work, HostReader, work);
+  complete(&r->started);
+  uk::host_block_begin();
+  r->ret = read(r->fd, &r->byte, 1);
+  uk::host_block_end();
+}
+
+struct HostWriter {
+  struct work_struct work;
+  int fd = -1;
+  ssize_t ret = 0;
+};
+
+void host_writer_fn(struct work_struct *work) {
+  HostWriter *w = container_of(work, HostWriter, work);
+  w->ret = write(w->fd, "x", 1);
+}
+
+TEST(WorkqueueTest, HostBlockedWorkerLetsTheNextItemRunOnTheSameCpu) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  HostReader a;
+  HostWriter b;
+  INIT_WORK(&a.work, host_reader_fn);
+  init_completion(&a.started);
+  a.fd = p[0];
+  INIT_WORK(&b.work, host_writer_fn);
+  b.fd = p[1];
+  ASSERT_TRUE(queue_work_on(0, system_wq, &a.work));
+  wait_for_completion(&a.started);
+  ASSERT_TRUE(queue_work_on(0, system_wq, &b.work));
+  flush_work(&b.work);
+  flush_work(&a.work);
+  EXPECT_EQ(b.ret, 1);
+  EXPECT_EQ(a.ret, 1);
+  EXPECT_EQ(a.byte, 'x');
+  // Outside a worker the bracket does nothing.
+  uk::host_block_begin();
+  uk::host_block_end();
+  EXPECT_FALSE(current->flags & PF_WQ_WORKER);
+  close(p[0]);
+  close(p[1]);
 }
 
 TEST(WorkqueueTest, CancelWorkSyncWaitsForRunningItem) {

@@ -243,6 +243,18 @@ static inline bool task_is_blocked(const struct task_struct *p)
  */
 bool wait_task_blocked(const struct task_struct *p, int timeout_ms = 10000);
 
+/*
+ * A host system call that can block for long (fsync(), ...) is a sleep to
+ * the kernel code around it, yet it never passes through schedule().
+ * host_block_begin() and host_block_end() bracket such a call: on a
+ * workqueue worker they tell its pool what schedule() would
+ * (wq_worker_sleeping(), wq_worker_running()), so that a concurrency-managed
+ * pool starts another worker for the items queued behind the blocked one.
+ * Elsewhere they do nothing.
+ */
+void host_block_begin(void);
+void host_block_end(void);
+
 /* Number of live task_structs (leak checks). */
 long nr_tasks(void);
 
