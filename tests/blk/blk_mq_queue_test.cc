@@ -206,13 +206,14 @@ class SubmitBioTest : public ::testing::Test {
     disk_ = blk_mq_alloc_disk(&set_, &lim, nullptr);
     ASSERT_FALSE(IS_ERR(disk_));
     set_capacity(disk_, 64);
-    buf_ = static_cast<char *>(kzalloc(PAGE_SIZE, GFP_KERNEL));
+    // One whole page: a bvec names a page and an offset in it.
+    buf_ = reinterpret_cast<char *>(get_zeroed_page(GFP_KERNEL));
     ASSERT_NE(buf_, nullptr);
     queued = 0;
     last_sector = -1;
   }
   void TearDown() override {
-    kfree(buf_);
+    free_page(reinterpret_cast<unsigned long>(buf_));
     put_disk(disk_);
     rcu_barrier();
     blk_mq_free_tag_set(&set_);
