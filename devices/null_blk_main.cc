@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// drivers/block/null_blk/main.c: configuration, validation, power on/off,
-// throttling and fault injection. Storage is in null_blk_storage.cc.
+// drivers/block/null_blk/main.c: module parameters, the memory backing
+// (pages in radix trees, the write-back cache, discard, badblocks and the
+// data transfer), fault injection and throttling, the blk-mq side (tag sets,
+// nullb_queues, queue maps, null_queue_rq, completion by irqmode, timeouts
+// and polling), device power on/off and the configfs attribute set.
 //
 // Upstream: drivers/block/null_blk/main.c @ v6.12
 #define KBUILD_MODNAME "null_blk"
@@ -14,6 +17,10 @@
 #include <uk/linux/cpumask.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/find.h>
+#include <uk/linux/gfp.h>
+#include <uk/linux/jiffies.h>
+#include <uk/linux/kconfig.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/kstrtox.h>
 #include <uk/linux/ktime.h>
@@ -43,19 +50,19 @@ static bool g_virt_boundary;
 module_param_named(virt_boundary, g_virt_boundary, bool, 0444);
 MODULE_PARM_DESC(virt_boundary, "Devices require a virtual boundary. Default: false");
 
-int g_no_sched;
+static int g_no_sched;
 module_param_named(no_sched, g_no_sched, int, 0444);
 MODULE_PARM_DESC(no_sched, "No I/O scheduler");
 
-int g_submit_queues = 1;
+static int g_submit_queues = 1;
 module_param_named(submit_queues, g_submit_queues, int, 0444);
 MODULE_PARM_DESC(submit_queues, "Submission queues (hardware contexts)");
 
-int g_poll_queues = 1;
+static int g_poll_queues = 1;
 module_param_named(poll_queues, g_poll_queues, int, 0444);
 MODULE_PARM_DESC(poll_queues, "Polled (IOPOLL) submission queues");
 
-int g_home_node = NUMA_NO_NODE;
+static int g_home_node = NUMA_NO_NODE;
 module_param_named(home_node, g_home_node, int, 0444);
 MODULE_PARM_DESC(home_node, "NUMA home node of the devices");
 
@@ -122,7 +129,7 @@ static unsigned int nr_devices = 1;
 module_param(nr_devices, uint, 0444);
 MODULE_PARM_DESC(nr_devices, "Devices made at load (nullb0, nullb1, ...)");
 
-bool g_blocking;
+static bool g_blocking;
 module_param_named(blocking, g_blocking, bool, 0444);
 MODULE_PARM_DESC(blocking, "Register as a blocking blk-mq driver");
 
@@ -130,7 +137,7 @@ static bool g_shared_tags;
 module_param_named(shared_tags, g_shared_tags, bool, 0444);
 MODULE_PARM_DESC(shared_tags, "One tag set shared by all devices");
 
-bool g_shared_tag_bitmap;
+static bool g_shared_tag_bitmap;
 module_param_named(shared_tag_bitmap, g_shared_tag_bitmap, bool, 0444);
 MODULE_PARM_DESC(shared_tag_bitmap, "One tag bitmap shared by all submission queues");
 
@@ -156,7 +163,7 @@ static unsigned long g_completion_nsec = 10000;
 module_param_named(completion_nsec, g_completion_nsec, ulong, 0444);
 MODULE_PARM_DESC(completion_nsec, "Completion delay in ns with irqmode=2. Default: 10000");
 
-int g_hw_queue_depth = 64;
+static int g_hw_queue_depth = 64;
 module_param_named(hw_queue_depth, g_hw_queue_depth, int, 0444);
 MODULE_PARM_DESC(hw_queue_depth, "Tags per hardware queue. Default: 64");
 
@@ -269,6 +276,500 @@ ssize_t null_blk_param_show(const char *name, char *page)
 	return param_show(full, page);
 }
 
+/* ---- memory backing ---- */
+
+/* Pages per gang lookup when freeing or flushing the cache. */
+#define FREE_BATCH 16
+
+static inline int null_cache_active(struct nullb *nullb)
+{
+	return test_bit(NULLB_DEV_FL_CACHE, &nullb->dev->flags);
+}
+
+static struct nullb_page *null_alloc_page(void)
+{
+	struct nullb_page *t_page;
+
+	t_page = (struct nullb_page *)kmalloc(sizeof(struct nullb_page), GFP_NOIO);
+	if (!t_page)
+		return NULL;
+
+	t_page->page = alloc_pages(GFP_NOIO, 0);
+	if (!t_page->page) {
+		kfree(t_page);
+		return NULL;
+	}
+
+	memset(t_page->bitmap, 0, sizeof(t_page->bitmap));
+	return t_page;
+}
+
+static void null_free_page(struct nullb_page *t_page)
+{
+	__set_bit(NULLB_PAGE_FREE, t_page->bitmap);
+	/* A cache page being flushed is freed by the flusher. */
+	if (test_bit(NULLB_PAGE_LOCK, t_page->bitmap))
+		return;
+	__free_page(t_page->page);
+	kfree(t_page);
+}
+
+static bool null_page_empty(struct nullb_page *page)
+{
+	int size = MAP_SZ - 2;
+
+	return find_first_bit(page->bitmap, size) == (unsigned long)size;
+}
+
+/*
+ * The v3.4 radix tree has no radix_tree_delete_item(): this is its contract
+ * for the callers below. The entry at @index goes only when it is @item (any
+ * entry when @item is NULL); the deleted entry is returned, or NULL.
+ */
+static void *radix_tree_delete_item(struct radix_tree_root *root, unsigned long index, void *item)
+{
+	if (item && radix_tree_lookup(root, index) != item)
+		return NULL;
+	return radix_tree_delete(root, index);
+}
+
+static void null_free_sector(struct nullb *nullb, sector_t sector, bool is_cache)
+{
+	unsigned int sector_bit;
+	u64 idx;
+	struct nullb_page *t_page, *ret;
+	struct radix_tree_root *root;
+
+	root = is_cache ? &nullb->dev->cache : &nullb->dev->data;
+	idx = sector >> PAGE_SECTORS_SHIFT;
+	sector_bit = (sector & SECTOR_MASK);
+
+	t_page = (struct nullb_page *)radix_tree_lookup(root, idx);
+	if (t_page) {
+		__clear_bit(sector_bit, t_page->bitmap);
+
+		if (null_page_empty(t_page)) {
+			ret = (struct nullb_page *)radix_tree_delete_item(root, idx, t_page);
+			WARN_ON(ret != t_page);
+			null_free_page(ret);
+			if (is_cache)
+				nullb->dev->curr_cache -= PAGE_SIZE;
+		}
+	}
+}
+
+static struct nullb_page *null_radix_tree_insert(struct nullb *nullb, u64 idx,
+						 struct nullb_page *t_page, bool is_cache)
+{
+	struct radix_tree_root *root;
+
+	root = is_cache ? &nullb->dev->cache : &nullb->dev->data;
+
+	if (radix_tree_insert(root, idx, t_page)) {
+		/* Lost a race (or -ENOMEM): use what is there. */
+		null_free_page(t_page);
+		t_page = (struct nullb_page *)radix_tree_lookup(root, idx);
+		WARN_ON(!t_page || t_page->page->index != idx);
+	} else if (is_cache)
+		nullb->dev->curr_cache += PAGE_SIZE;
+
+	return t_page;
+}
+
+static void null_free_device_storage(struct nullb_device *dev, bool is_cache)
+{
+	unsigned long pos = 0;
+	int nr_pages;
+	struct nullb_page *ret, *t_pages[FREE_BATCH];
+	struct radix_tree_root *root;
+
+	root = is_cache ? &dev->cache : &dev->data;
+
+	do {
+		int i;
+
+		nr_pages = radix_tree_gang_lookup(root, (void **)t_pages, pos, FREE_BATCH);
+
+		for (i = 0; i < nr_pages; i++) {
+			pos = t_pages[i]->page->index;
+			ret = (struct nullb_page *)radix_tree_delete_item(root, pos, t_pages[i]);
+			WARN_ON(ret != t_pages[i]);
+			null_free_page(ret);
+		}
+		pos++;
+	} while (nr_pages == FREE_BATCH);
+
+	if (is_cache)
+		dev->curr_cache = 0;
+}
+
+static struct nullb_page *__null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
+					     bool is_cache)
+{
+	unsigned int sector_bit;
+	u64 idx;
+	struct nullb_page *t_page;
+	struct radix_tree_root *root;
+
+	idx = sector >> PAGE_SECTORS_SHIFT;
+	sector_bit = (sector & SECTOR_MASK);
+
+	root = is_cache ? &nullb->dev->cache : &nullb->dev->data;
+	t_page = (struct nullb_page *)radix_tree_lookup(root, idx);
+	WARN_ON(t_page && t_page->page->index != idx);
+
+	if (t_page && (for_write || test_bit(sector_bit, t_page->bitmap)))
+		return t_page;
+	return NULL;
+}
+
+static struct nullb_page *null_lookup_page(struct nullb *nullb, sector_t sector, bool for_write,
+					   bool ignore_cache)
+{
+	struct nullb_page *page = NULL;
+
+	if (!ignore_cache)
+		page = __null_lookup_page(nullb, sector, for_write, true);
+	if (page)
+		return page;
+	return __null_lookup_page(nullb, sector, for_write, false);
+}
+
+/* Called with nullb->lock held (irq); may drop and retake it. */
+static struct nullb_page *null_insert_page(struct nullb *nullb, sector_t sector, bool ignore_cache)
+	__releases(&nullb->lock) __acquires(&nullb->lock)
+{
+	u64 idx;
+	struct nullb_page *t_page;
+
+	t_page = null_lookup_page(nullb, sector, true, ignore_cache);
+	if (t_page)
+		return t_page;
+
+	/* Allocate outside the lock; the preload keeps the insert from failing. */
+	spin_unlock_irq(&nullb->lock);
+
+	t_page = null_alloc_page();
+	if (!t_page)
+		goto out_lock;
+
+	if (radix_tree_preload(GFP_NOIO))
+		goto out_freepage;
+
+	spin_lock_irq(&nullb->lock);
+	idx = sector >> PAGE_SECTORS_SHIFT;
+	t_page->page->index = idx;
+	t_page = null_radix_tree_insert(nullb, idx, t_page, !ignore_cache);
+	radix_tree_preload_end();
+	return t_page;
+
+out_freepage:
+	null_free_page(t_page);
+out_lock:
+	spin_lock_irq(&nullb->lock);
+	return null_lookup_page(nullb, sector, true, ignore_cache);
+}
+
+static int null_flush_cache_page(struct nullb *nullb, struct nullb_page *c_page)
+{
+	int i;
+	unsigned int offset;
+	u64 idx;
+	struct nullb_page *t_page, *ret;
+	void *dst, *src;
+
+	idx = c_page->page->index;
+
+	t_page = null_insert_page(nullb, idx << PAGE_SECTORS_SHIFT, true);
+
+	__clear_bit(NULLB_PAGE_LOCK, c_page->bitmap);
+	if (test_bit(NULLB_PAGE_FREE, c_page->bitmap)) {
+		/* Discarded while we were unlocked. */
+		null_free_page(c_page);
+		if (t_page && null_page_empty(t_page)) {
+			ret = (struct nullb_page *)radix_tree_delete_item(&nullb->dev->data, idx,
+									  t_page);
+			null_free_page(t_page);
+		}
+		return 0;
+	}
+
+	if (!t_page)
+		return -ENOMEM;
+
+	src = kmap_local_page(c_page->page);
+	dst = kmap_local_page(t_page->page);
+
+	for (i = 0; i < PAGE_SECTORS; i += (nullb->dev->blocksize >> SECTOR_SHIFT)) {
+		if (test_bit(i, c_page->bitmap)) {
+			offset = (i << SECTOR_SHIFT);
+			memcpy((char *)dst + offset, (char *)src + offset, nullb->dev->blocksize);
+			__set_bit(i, t_page->bitmap);
+		}
+	}
+
+	kunmap_local(dst);
+	kunmap_local(src);
+
+	ret = (struct nullb_page *)radix_tree_delete_item(&nullb->dev->cache, idx, c_page);
+	null_free_page(ret);
+	nullb->dev->curr_cache -= PAGE_SIZE;
+	return 0;
+}
+
+static int null_make_cache_space(struct nullb *nullb, unsigned long n)
+{
+	int i, err, nr_pages;
+	struct nullb_page *c_pages[FREE_BATCH];
+	unsigned long flushed = 0, one_round;
+
+again:
+	if ((nullb->dev->cache_size * 1024 * 1024) > nullb->dev->curr_cache + n ||
+	    nullb->dev->curr_cache == 0)
+		return 0;
+
+	nr_pages = radix_tree_gang_lookup(&nullb->dev->cache, (void **)c_pages,
+					  nullb->cache_flush_pos, FREE_BATCH);
+	/*
+	 * null_flush_cache_page() may drop the lock: mark the pages so that a
+	 * concurrent free defers to us instead of freeing under our feet.
+	 */
+	for (i = 0; i < nr_pages; i++) {
+		nullb->cache_flush_pos = c_pages[i]->page->index;
+		if (test_bit(NULLB_PAGE_LOCK, c_pages[i]->bitmap))
+			c_pages[i] = NULL; /* someone else is flushing it */
+		else
+			__set_bit(NULLB_PAGE_LOCK, c_pages[i]->bitmap);
+	}
+
+	one_round = 0;
+	for (i = 0; i < nr_pages; i++) {
+		if (c_pages[i] == NULL)
+			continue;
+		err = null_flush_cache_page(nullb, c_pages[i]);
+		if (err)
+			return err;
+		one_round++;
+	}
+	flushed += one_round << PAGE_SHIFT;
+
+	if (n > flushed) {
+		if (nr_pages == 0)
+			nullb->cache_flush_pos = 0;
+		if (one_round == 0) {
+			/* Let the other flushers progress. */
+			spin_unlock_irq(&nullb->lock);
+			spin_lock_irq(&nullb->lock);
+		}
+		goto again;
+	}
+	return 0;
+}
+
+blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua)
+{
+	size_t temp, count = 0;
+	struct nullb_page *t_page;
+	sector_t sector;
+
+	while (count < n) {
+		temp = min3((size_t)nullb->dev->blocksize, n - count,
+			    (size_t)(PAGE_SIZE - offset_in_page(pos)));
+		sector = pos >> SECTOR_SHIFT;
+
+		if (null_cache_active(nullb) && !is_fua)
+			null_make_cache_space(nullb, PAGE_SIZE);
+
+		t_page = null_insert_page(nullb, sector, !null_cache_active(nullb) || is_fua);
+		if (!t_page)
+			return BLK_STS_NOSPC;
+
+		memcpy((char *)kmap_local_page(t_page->page) + offset_in_page(pos),
+		       (char *)source + count, temp);
+
+		__set_bit(sector & SECTOR_MASK, t_page->bitmap);
+
+		if (is_fua)
+			null_free_sector(nullb, sector, true);
+
+		count += temp;
+		pos += temp;
+	}
+	return BLK_STS_OK;
+}
+
+void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n)
+{
+	size_t temp, count = 0;
+	struct nullb_page *t_page;
+	sector_t sector;
+
+	while (count < n) {
+		temp = min3((size_t)nullb->dev->blocksize, n - count,
+			    (size_t)(PAGE_SIZE - offset_in_page(pos)));
+		sector = pos >> SECTOR_SHIFT;
+
+		t_page = null_lookup_page(nullb, sector, false, !null_cache_active(nullb));
+		if (t_page)
+			memcpy((char *)dest + count,
+			       (char *)kmap_local_page(t_page->page) + offset_in_page(pos), temp);
+		else
+			memset((char *)dest + count, 0, temp);
+
+		count += temp;
+		pos += temp;
+	}
+}
+
+static void nullb_fill_pattern(struct nullb *nullb, struct page *page, unsigned int len,
+			       unsigned int off)
+{
+	memset_page(page, off, 0xff, len);
+}
+
+blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors)
+{
+	struct nullb *nullb = dev->nullb;
+	size_t n = nr_sectors << SECTOR_SHIFT;
+	size_t temp;
+
+	spin_lock_irq(&nullb->lock);
+	while (n > 0) {
+		temp = min_t(size_t, n, dev->blocksize);
+		null_free_sector(nullb, sector, false);
+		if (null_cache_active(nullb))
+			null_free_sector(nullb, sector, true);
+		sector += temp >> SECTOR_SHIFT;
+		n -= temp;
+	}
+	spin_unlock_irq(&nullb->lock);
+	return BLK_STS_OK;
+}
+
+static blk_status_t null_handle_flush(struct nullb *nullb)
+{
+	int err;
+
+	if (!null_cache_active(nullb))
+		return 0;
+
+	spin_lock_irq(&nullb->lock);
+	while (true) {
+		err = null_make_cache_space(nullb, nullb->dev->cache_size * 1024 * 1024);
+		if (err || nullb->dev->curr_cache == 0)
+			break;
+	}
+	WARN_ON(!radix_tree_empty(&nullb->dev->cache));
+	spin_unlock_irq(&nullb->lock);
+	return errno_to_blk_status(err);
+}
+
+blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
+			   unsigned int off, bool is_write, loff_t pos, bool is_fua)
+{
+	struct nullb_device *dev = nullb->dev;
+	unsigned int valid_len = len;
+	blk_status_t err = BLK_STS_OK;
+	char *p;
+
+	p = (char *)kmap_local_page(page);
+	if (!is_write) {
+		if (dev->zoned)
+			valid_len = null_zone_valid_read_len(nullb, pos >> SECTOR_SHIFT, len);
+
+		if (valid_len) {
+			copy_from_nullb(nullb, p + off, pos, valid_len);
+			off += valid_len;
+			len -= valid_len;
+		}
+
+		if (len)
+			nullb_fill_pattern(nullb, page, len, off);
+	} else {
+		err = copy_to_nullb(nullb, p + off, pos, len, is_fua);
+	}
+	kunmap_local(p);
+	return err;
+}
+
+blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors)
+{
+	blk_status_t err = BLK_STS_OK;
+	unsigned int len;
+	loff_t pos = (loff_t)bio->bi_iter.bi_sector << SECTOR_SHIFT;
+	size_t max_bytes = nr_sectors << SECTOR_SHIFT;
+	size_t transferred_bytes = 0;
+	struct bvec_iter iter;
+	struct bio_vec bvec;
+
+	spin_lock_irq(&nullb->lock);
+	bio_for_each_segment(bvec, bio, iter)
+	{
+		len = bvec.bv_len;
+		if (transferred_bytes + len > max_bytes)
+			len = max_bytes - transferred_bytes;
+		err = null_transfer(nullb, bvec.bv_page, len, bvec.bv_offset,
+				    op_is_write(bio_op(bio)), pos, bio->bi_opf & REQ_FUA);
+		if (err)
+			break;
+		pos += len;
+		transferred_bytes += len;
+		if (transferred_bytes >= max_bytes)
+			break;
+	}
+	spin_unlock_irq(&nullb->lock);
+	return err;
+}
+
+blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
+				   unsigned int *nr_sectors)
+{
+	struct badblocks *bb = &dev->badblocks;
+	unsigned int block_sectors = dev->blocksize >> SECTOR_SHIFT;
+	sector_t first_bad;
+	int bad_sectors;
+	unsigned int partial_io_sectors = 0;
+
+	if (!badblocks_check(bb, sector, *nr_sectors, &first_bad, &bad_sectors))
+		return BLK_STS_OK;
+
+	if (dev->badblocks_once)
+		badblocks_clear(bb, first_bad, bad_sectors);
+
+	if (dev->badblocks_partial_io) {
+		if (!IS_ALIGNED(first_bad, (sector_t)block_sectors))
+			first_bad = ALIGN_DOWN(first_bad, (sector_t)block_sectors);
+		if (sector < first_bad)
+			partial_io_sectors = first_bad - sector;
+	}
+	*nr_sectors = partial_io_sectors;
+	return BLK_STS_IOERR;
+}
+
+blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors)
+{
+	struct nullb_device *dev = nullb->dev;
+	blk_status_t badblocks_ret = BLK_STS_OK;
+	blk_status_t ret;
+
+	if (op == REQ_OP_FLUSH)
+		return null_handle_flush(nullb);
+
+	if (dev->badblocks.shift != -1)
+		badblocks_ret = null_handle_badblocks(dev, sector, &nr_sectors);
+
+	if (dev->memory_backed && nr_sectors) {
+		if (op == REQ_OP_DISCARD)
+			ret = null_handle_discard(dev, sector, nr_sectors);
+		else
+			ret = null_handle_bio_transfer(nullb, bio, nr_sectors);
+		if (ret != BLK_STS_OK)
+			return ret;
+	}
+	return badblocks_ret;
+}
+
 /* ---- fault injection ---- */
 
 /*
@@ -283,15 +784,21 @@ static inline bool null_fault_attr_idle(struct fault_attr *attr)
 	       READ_ONCE(attr->interval) <= 1;
 }
 
-bool should_timeout_request(struct nullb_device *dev)
+static bool should_timeout_request(struct request *rq)
 {
+	struct nullb_cmd *cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
+	struct nullb_device *dev = cmd->nq->dev;
+
 	if (null_fault_attr_idle(&dev->timeout_config.attr))
 		return false;
 	return should_fail(&dev->timeout_config.attr, 1);
 }
 
-bool should_requeue_request(struct nullb_device *dev)
+static bool should_requeue_request(struct request *rq)
 {
+	struct nullb_cmd *cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
+	struct nullb_device *dev = cmd->nq->dev;
+
 	if (null_fault_attr_idle(&dev->requeue_config.attr))
 		return false;
 	return should_fail(&dev->requeue_config.attr, 1);
@@ -358,14 +865,17 @@ static void nullb_setup_bwtimer(struct nullb *nullb)
 	hrtimer_start(&nullb->bw_timer, timer_interval, HRTIMER_MODE_REL);
 }
 
-blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes)
+static inline blk_status_t null_handle_throttled(struct nullb_cmd *cmd)
 {
+	struct nullb_device *dev = cmd->nq->dev;
+	struct nullb *nullb = dev->nullb;
 	blk_status_t sts = BLK_STS_OK;
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
 
 	if (!hrtimer_active(&nullb->bw_timer))
 		hrtimer_restart(&nullb->bw_timer);
 
-	if (atomic_long_sub_return(bytes, &nullb->cur_bytes) < 0) {
+	if (atomic_long_sub_return(blk_rq_bytes(rq), &nullb->cur_bytes) < 0) {
 		blk_mq_stop_hw_queues(nullb->q);
 		/* The timer may have refilled between the sub and the stop. */
 		if (atomic_long_read(&nullb->cur_bytes) > 0)
@@ -373,6 +883,616 @@ blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes)
 		sts = BLK_STS_DEV_RESOURCE;
 	}
 	return sts;
+}
+
+/* The global tag set, built by the first shared_tags device. */
+static struct blk_mq_tag_set tag_set;
+
+static inline bool blk_should_fake_timeout(struct request_queue *q)
+{
+	return false; /* no debugfs fail_io_timeout */
+}
+
+/* ---- command processing ---- */
+
+static blk_status_t null_handle_rq(struct nullb_cmd *cmd, sector_t nr_sectors)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct nullb *nullb = cmd->nq->dev->nullb;
+	blk_status_t err = BLK_STS_OK;
+	unsigned int len;
+	loff_t pos = (loff_t)blk_rq_pos(rq) << SECTOR_SHIFT;
+	size_t max_bytes = nr_sectors << SECTOR_SHIFT;
+	size_t transferred_bytes = 0;
+	struct bvec_iter iter;
+	struct bio_vec bvec;
+	struct bio *bio;
+
+	spin_lock_irq(&nullb->lock);
+	__rq_for_each_bio(bio, rq)
+	{
+		bio_for_each_segment(bvec, bio, iter)
+		{
+			len = bvec.bv_len;
+			if (transferred_bytes + len > max_bytes)
+				len = max_bytes - transferred_bytes;
+			err = null_transfer(nullb, bvec.bv_page, len, bvec.bv_offset,
+					    op_is_write(req_op(rq)), pos, rq->cmd_flags & REQ_FUA);
+			if (err)
+				goto out;
+			pos += len;
+			transferred_bytes += len;
+			if (transferred_bytes >= max_bytes)
+				goto out;
+		}
+	}
+out:
+	spin_unlock_irq(&nullb->lock);
+	return err;
+}
+
+static inline blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum req_op op,
+						     sector_t sector, sector_t nr_sectors)
+{
+	struct nullb_device *dev = cmd->nq->dev;
+
+	if (op == REQ_OP_DISCARD)
+		return null_handle_discard(dev, sector, nr_sectors);
+	return null_handle_rq(cmd, nr_sectors);
+}
+
+static blk_status_t null_process_cmd(struct nullb_cmd *cmd, enum req_op op, sector_t sector,
+				     unsigned int nr_sectors)
+{
+	struct nullb_device *dev = cmd->nq->dev;
+	blk_status_t badblocks_ret = BLK_STS_OK;
+	blk_status_t ret;
+
+	if (dev->badblocks.shift != -1)
+		badblocks_ret = null_handle_badblocks(dev, sector, &nr_sectors);
+
+	if (dev->memory_backed && nr_sectors) {
+		ret = null_handle_memory_backed(cmd, op, sector, nr_sectors);
+		if (ret != BLK_STS_OK)
+			return ret;
+	}
+	return badblocks_ret;
+}
+
+static void null_complete_rq(struct request *rq)
+{
+	struct nullb_cmd *cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
+
+	blk_mq_end_request(rq, cmd->error);
+}
+
+static enum hrtimer_restart null_cmd_timer_expired(struct hrtimer *timer)
+{
+	struct nullb_cmd *cmd = container_of(timer, struct nullb_cmd, timer);
+
+	blk_mq_end_request(blk_mq_rq_from_pdu(cmd), cmd->error);
+	return HRTIMER_NORESTART;
+}
+
+static void null_cmd_end_timer(struct nullb_cmd *cmd)
+{
+	ktime_t kt = cmd->nq->dev->completion_nsec;
+
+	hrtimer_start(&cmd->timer, kt, HRTIMER_MODE_REL);
+}
+
+static void nullb_zero_read_cmd_buffer(struct nullb_cmd *cmd)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct nullb_device *dev = cmd->nq->dev;
+	struct bio *bio;
+
+	if (!dev->memory_backed && req_op(rq) == REQ_OP_READ) {
+		/* clang-format off */
+		__rq_for_each_bio(bio, rq)
+			zero_fill_bio(bio);
+		/* clang-format on */
+	}
+}
+
+static inline void nullb_complete_cmd(struct nullb_cmd *cmd)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+
+	/*
+	 * A device that is not memory backed never writes the buffers of a
+	 * read. That is harmless, but KMSAN reports the uninitialized data
+	 * when the caller reads it, so a KMSAN build clears them first.
+	 */
+	if (IS_ENABLED(CONFIG_KMSAN))
+		nullb_zero_read_cmd_buffer(cmd);
+
+	/* Inline, from the completion softirq, or when the timer fires. */
+	switch (cmd->nq->dev->irqmode) {
+	case NULL_IRQ_SOFTIRQ:
+		blk_mq_complete_request(rq);
+		break;
+	case NULL_IRQ_NONE:
+		blk_mq_end_request(rq, cmd->error);
+		break;
+	case NULL_IRQ_TIMER:
+		null_cmd_end_timer(cmd);
+		break;
+	}
+}
+
+static void null_handle_cmd(struct nullb_cmd *cmd, sector_t sector, sector_t nr_sectors,
+			    enum req_op op)
+{
+	struct nullb_device *dev = cmd->nq->dev;
+	struct nullb *nullb = dev->nullb;
+	blk_status_t sts;
+
+	if (op == REQ_OP_FLUSH) {
+		cmd->error = null_handle_flush(nullb);
+		goto out;
+	}
+
+	if (dev->zoned)
+		sts = null_process_zoned_cmd(cmd, op, sector, nr_sectors);
+	else
+		sts = null_process_cmd(cmd, op, sector, nr_sectors);
+
+	/* An earlier error (a timeout) wins. */
+	if (cmd->error == BLK_STS_OK)
+		cmd->error = sts;
+
+out:
+	nullb_complete_cmd(cmd);
+}
+
+/* ---- blk_mq_ops ---- */
+
+static enum blk_eh_timer_return null_timeout_rq(struct request *rq)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+	struct nullb_cmd *cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
+
+	if (hctx->type == HCTX_TYPE_POLL) {
+		struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
+
+		spin_lock(&nq->poll_lock);
+		/* null_poll() may have picked it up already. */
+		if (blk_mq_request_completed(rq)) {
+			spin_unlock(&nq->poll_lock);
+			return BLK_EH_DONE;
+		}
+		list_del_init(&rq->queuelist);
+		spin_unlock(&nq->poll_lock);
+	}
+
+	pr_info("rq %p timed out\n", rq);
+
+	/*
+	 * A faked timeout (or a polled request nobody polls) is completed
+	 * here; a real one is completed by its pending completion, now with
+	 * BLK_STS_TIMEOUT.
+	 */
+	cmd->error = BLK_STS_TIMEOUT;
+	if (cmd->fake_timeout || hctx->type == HCTX_TYPE_POLL)
+		blk_mq_complete_request(rq);
+	return BLK_EH_DONE;
+}
+
+static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_mq_queue_data *bd)
+{
+	struct request *rq = bd->rq;
+	struct nullb_cmd *cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(rq);
+	struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
+	sector_t nr_sectors = blk_rq_sectors(rq);
+	sector_t sector = blk_rq_pos(rq);
+	const bool is_poll = hctx->type == HCTX_TYPE_POLL;
+
+	might_sleep_if(hctx->flags & BLK_MQ_F_BLOCKING);
+
+	if (!is_poll && nq->dev->irqmode == NULL_IRQ_TIMER) {
+		hrtimer_init(&cmd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		cmd->timer.function = null_cmd_timer_expired;
+	}
+	cmd->error = BLK_STS_OK;
+	cmd->nq = nq;
+	cmd->fake_timeout = should_timeout_request(rq) || blk_should_fake_timeout(rq->q);
+
+	if (should_requeue_request(rq)) {
+		/*
+		 * An odd count hands the request back with BLK_STS_RESOURCE so
+		 * the block core retries it; an even one requeues it from here
+		 * via blk_mq_requeue_request(). The counter is bumped without a
+		 * lock (direct issue and the requeue work may both reach this
+		 * for one queue); upstream accepts the same race, whose only
+		 * effect is that one path is taken twice in a row.
+		 */
+		data_race(nq->requeue_selection++);
+		if (data_race(nq->requeue_selection) & 1)
+			return BLK_STS_RESOURCE;
+		blk_mq_requeue_request(rq, true);
+		return BLK_STS_OK;
+	}
+
+	if (test_bit(NULLB_DEV_FL_THROTTLED, &nq->dev->flags)) {
+		blk_status_t sts = null_handle_throttled(cmd);
+
+		if (sts != BLK_STS_OK)
+			return sts;
+	}
+
+	blk_mq_start_request(rq);
+
+	if (is_poll) {
+		spin_lock(&nq->poll_lock);
+		list_add_tail(&rq->queuelist, &nq->poll_list);
+		spin_unlock(&nq->poll_lock);
+		return BLK_STS_OK;
+	}
+	if (cmd->fake_timeout)
+		return BLK_STS_OK;
+
+	null_handle_cmd(cmd, sector, nr_sectors, req_op(rq));
+	return BLK_STS_OK;
+}
+
+/* A plug's requests, one null_queue_rq() each; the refused stay on the list. */
+static void null_queue_rqs(struct rq_list *rqlist)
+{
+	struct rq_list requeue_list = {};
+	struct blk_mq_queue_data bd = {};
+	blk_status_t ret;
+
+	do {
+		struct request *rq = rq_list_pop(rqlist);
+
+		bd.rq = rq;
+		ret = null_queue_rq(rq->mq_hctx, &bd);
+		if (ret != BLK_STS_OK)
+			rq_list_add_tail(&requeue_list, rq);
+	} while (!rq_list_empty(rqlist));
+
+	*rqlist = requeue_list;
+}
+
+static int null_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
+	LIST_HEAD(list);
+	int nr = 0;
+	struct request *rq;
+
+	spin_lock(&nq->poll_lock);
+	list_splice_init(&nq->poll_list, &list);
+	list_for_each_entry (rq, &list, queuelist)
+		blk_mq_set_request_complete(rq);
+	spin_unlock(&nq->poll_lock);
+
+	while (!list_empty(&list)) {
+		struct nullb_cmd *cmd;
+		struct request *req;
+
+		req = list_first_entry(&list, struct request, queuelist);
+		list_del_init(&req->queuelist);
+		cmd = (struct nullb_cmd *)blk_mq_rq_to_pdu(req);
+		cmd->error =
+			null_process_cmd(cmd, req_op(req), blk_rq_pos(req), blk_rq_sectors(req));
+		if (!blk_mq_add_to_batch(req, iob, cmd->error != BLK_STS_OK,
+					 blk_mq_end_request_batch))
+			blk_mq_end_request(req, cmd->error);
+		nr++;
+	}
+
+	return nr;
+}
+
+static bool should_init_hctx_fail(struct nullb_device *dev)
+{
+	return should_fail(&dev->init_hctx_fault_config.attr, 1);
+}
+
+static void null_init_queue(struct nullb *nullb, struct nullb_queue *nq)
+{
+	nq->dev = nullb->dev;
+	INIT_LIST_HEAD(&nq->poll_list);
+	spin_lock_init(&nq->poll_lock);
+}
+
+static int null_init_hctx(struct blk_mq_hw_ctx *hctx, void *driver_data, unsigned int hctx_idx)
+{
+	struct nullb *nullb = (struct nullb *)hctx->queue->queuedata;
+	struct nullb_queue *nq;
+
+	if (should_init_hctx_fail(nullb->dev))
+		return -EFAULT;
+
+	nq = &nullb->queues[hctx_idx];
+	hctx->driver_data = nq;
+	null_init_queue(nullb, nq);
+
+	return 0;
+}
+
+static void null_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
+{
+	struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
+
+	if (nq)
+		WARN_ON_ONCE(!list_empty(&nq->poll_list));
+}
+
+static void null_map_queues(struct blk_mq_tag_set *set)
+{
+	struct nullb *nullb = (struct nullb *)set->driver_data;
+	int i, qoff;
+	unsigned int submit_queues = g_submit_queues;
+	unsigned int poll_queues = g_poll_queues;
+
+	if (nullb) {
+		struct nullb_device *dev = nullb->dev;
+
+		/*
+		 * A failed nr_hw_queues update leaves the set as it was:
+		 * map with the previous counts then.
+		 */
+		if (set->nr_hw_queues == dev->submit_queues + dev->poll_queues) {
+			submit_queues = dev->submit_queues;
+			poll_queues = dev->poll_queues;
+		} else if (set->nr_hw_queues == dev->prev_submit_queues + dev->prev_poll_queues) {
+			submit_queues = dev->prev_submit_queues;
+			poll_queues = dev->prev_poll_queues;
+		} else {
+			pr_warn("tag set has unexpected nr_hw_queues: %d\n", set->nr_hw_queues);
+			WARN_ON_ONCE(true);
+			submit_queues = 1;
+			poll_queues = 0;
+		}
+	}
+
+	for (i = 0, qoff = 0; i < (int)set->nr_maps; i++) {
+		struct blk_mq_queue_map *map = &set->map[i];
+
+		switch (i) {
+		case HCTX_TYPE_DEFAULT:
+			map->nr_queues = submit_queues;
+			break;
+		case HCTX_TYPE_READ:
+			map->nr_queues = 0;
+			continue;
+		case HCTX_TYPE_POLL:
+			map->nr_queues = poll_queues;
+			break;
+		}
+		map->queue_offset = qoff;
+		qoff += map->nr_queues;
+		blk_mq_map_queues(map);
+	}
+}
+
+static const struct blk_mq_ops null_mq_ops = {
+	.queue_rq = null_queue_rq,
+	.commit_rqs = NULL,
+	.queue_rqs = null_queue_rqs,
+	.timeout = null_timeout_rq,
+	.poll = null_poll,
+	.complete = null_complete_rq,
+	.init_hctx = null_init_hctx,
+	.exit_hctx = null_exit_hctx,
+	.init_request = NULL,
+	.exit_request = NULL,
+	.map_queues = null_map_queues,
+};
+
+/* ---- tag sets, queues, disk ---- */
+
+static int null_init_tag_set(struct blk_mq_tag_set *set, int poll_queues)
+{
+	set->ops = &null_mq_ops;
+	set->cmd_size = sizeof(struct nullb_cmd);
+	set->timeout = 5 * HZ;
+	set->nr_maps = 1;
+	if (poll_queues) {
+		set->nr_hw_queues += poll_queues;
+		set->nr_maps += 2;
+	}
+	return blk_mq_alloc_tag_set(set);
+}
+
+static int null_init_global_tag_set(void)
+{
+	int error;
+
+	if (tag_set.ops)
+		return 0;
+
+	tag_set.nr_hw_queues = g_submit_queues;
+	tag_set.queue_depth = g_hw_queue_depth;
+	tag_set.numa_node = g_home_node;
+	tag_set.flags = BLK_MQ_F_SHOULD_MERGE;
+	if (g_no_sched)
+		tag_set.flags |= BLK_MQ_F_NO_SCHED;
+	if (g_shared_tag_bitmap)
+		tag_set.flags |= BLK_MQ_F_TAG_HCTX_SHARED;
+	if (g_blocking)
+		tag_set.flags |= BLK_MQ_F_BLOCKING;
+
+	error = null_init_tag_set(&tag_set, g_poll_queues);
+	if (error)
+		tag_set.ops = NULL;
+	return error;
+}
+
+void null_free_global_tag_set(void)
+{
+	if (tag_set.ops) {
+		blk_mq_free_tag_set(&tag_set);
+		memset((void *)&tag_set, 0, sizeof(tag_set));
+	}
+}
+
+static int null_setup_tagset(struct nullb *nullb)
+{
+	if (nullb->dev->shared_tags) {
+		nullb->tag_set = &tag_set;
+		return null_init_global_tag_set();
+	}
+
+	nullb->tag_set = &nullb->__tag_set;
+	nullb->tag_set->driver_data = nullb;
+	nullb->tag_set->nr_hw_queues = nullb->dev->submit_queues;
+	nullb->tag_set->queue_depth = nullb->dev->hw_queue_depth;
+	nullb->tag_set->numa_node = nullb->dev->home_node;
+	nullb->tag_set->flags = BLK_MQ_F_SHOULD_MERGE;
+	if (nullb->dev->no_sched)
+		nullb->tag_set->flags |= BLK_MQ_F_NO_SCHED;
+	if (nullb->dev->shared_tag_bitmap)
+		nullb->tag_set->flags |= BLK_MQ_F_TAG_HCTX_SHARED;
+	if (nullb->dev->blocking)
+		nullb->tag_set->flags |= BLK_MQ_F_BLOCKING;
+	return null_init_tag_set(nullb->tag_set, nullb->dev->poll_queues);
+}
+
+static int setup_queues(struct nullb *nullb)
+{
+	int nqueues = nr_cpu_ids;
+
+	if (g_poll_queues)
+		nqueues += g_poll_queues;
+
+	nullb->queues =
+		(struct nullb_queue *)kcalloc(nqueues, sizeof(struct nullb_queue), GFP_KERNEL);
+	if (!nullb->queues)
+		return -ENOMEM;
+
+	return 0;
+}
+
+static void cleanup_queues(struct nullb *nullb)
+{
+	kfree(nullb->queues);
+	nullb->queues = NULL;
+}
+
+static void null_config_discard(struct nullb *nullb, struct queue_limits *lim)
+{
+	if (nullb->dev->discard == false)
+		return;
+
+	if (!nullb->dev->memory_backed) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored without memory backing\n");
+		return;
+	}
+
+	if (nullb->dev->zoned) {
+		nullb->dev->discard = false;
+		pr_info("discard option is ignored in zoned mode\n");
+		return;
+	}
+
+	lim->max_hw_discard_sectors = UINT_MAX >> 9;
+}
+
+/* No CONFIG_BLK_DEV_ZONED here: zoned devices are refused as such kernels do. */
+static int null_init_zoned_dev(struct nullb_device *dev, struct queue_limits *lim)
+{
+	pr_err("CONFIG_BLK_DEV_ZONED not enabled\n");
+	return -EINVAL;
+}
+
+/*
+ * What null_add_dev() does between naming the disk and starting the
+ * bandwidth timer: the nullb_queues, the tag set (the global one for
+ * shared_tags), the queue limits (discard; zoned devices are refused), and
+ * the disk, added so that uk::blkdev_lookup() finds it by name.
+ * null_del_dev() calls null_del_dev_blk() (del_gendisk(), which drains the
+ * I/O) first and null_free_dev_blk() (the disk, the tag set and the queues)
+ * after stopping the timer; null_update_nr_hw_queues_blk() changes the
+ * hardware queue count of a live device and returns the count it got.
+ */
+static int null_add_dev_blk(struct nullb *nullb)
+{
+	struct nullb_device *dev = nullb->dev;
+	struct queue_limits lim = {};
+	int rv;
+
+	rv = setup_queues(nullb);
+	if (rv)
+		return rv;
+
+	rv = null_setup_tagset(nullb);
+	if (rv)
+		goto out_cleanup_queues;
+
+	lim.logical_block_size = dev->blocksize;
+	lim.physical_block_size = dev->blocksize;
+	lim.max_hw_sectors = nullb->max_hw_sectors;
+	if (dev->virt_boundary)
+		lim.virt_boundary_mask = PAGE_SIZE - 1;
+	null_config_discard(nullb, &lim);
+	if (dev->zoned) {
+		rv = null_init_zoned_dev(dev, &lim);
+		if (rv)
+			goto out_cleanup_tags;
+	}
+
+	nullb->disk = blk_mq_alloc_disk(nullb->tag_set, &lim, nullb);
+	if (IS_ERR(nullb->disk)) {
+		rv = PTR_ERR(nullb->disk);
+		nullb->disk = NULL;
+		goto out_cleanup_tags;
+	}
+	nullb->q = nullb->disk->queue;
+
+	set_capacity(nullb->disk, nullb->capacity);
+	nullb->disk->private_data = nullb;
+	snprintf(nullb->disk->disk_name, DISK_NAME_LEN, "%s", nullb->disk_name);
+
+	rv = add_disk(nullb->disk);
+	if (rv)
+		goto out_cleanup_disk;
+	return 0;
+
+out_cleanup_disk:
+	put_disk(nullb->disk);
+	nullb->disk = NULL;
+	nullb->q = NULL;
+out_cleanup_tags:
+	if (nullb->tag_set == &nullb->__tag_set)
+		blk_mq_free_tag_set(nullb->tag_set);
+out_cleanup_queues:
+	nullb->tag_set = NULL;
+	cleanup_queues(nullb);
+	return rv;
+}
+
+static void null_del_dev_blk(struct nullb *nullb)
+{
+	if (nullb->disk)
+		del_gendisk(nullb->disk);
+}
+
+static void null_free_dev_blk(struct nullb *nullb)
+{
+	if (nullb->disk) {
+		put_disk(nullb->disk);
+		nullb->disk = NULL;
+		nullb->q = NULL;
+	}
+	if (nullb->tag_set == &nullb->__tag_set)
+		blk_mq_free_tag_set(nullb->tag_set);
+	nullb->tag_set = NULL;
+	cleanup_queues(nullb);
+}
+
+static int null_update_nr_hw_queues_blk(struct nullb *nullb, unsigned int nr_hw_queues)
+{
+	struct blk_mq_tag_set *set = nullb->tag_set;
+
+	if (!set || !nullb->q)
+		return nr_hw_queues;
+	blk_mq_update_nr_hw_queues(set, nr_hw_queues);
+	return set->nr_hw_queues;
 }
 
 /* ---- devices ---- */

@@ -466,6 +466,19 @@ TEST_F(NullBlkIoTest, ThrottlingStallsUntilRefill) {
   flush_workqueue(kblockd_workqueue);
   EXPECT_EQ(done(), 12);
   for (auto &x : io) EXPECT_EQ(x.calls.load(), 1);
+  // The tick after the last writes refills the budget; the one after that
+  // finds it untouched and stops the timer. The next request restarts it.
+  struct nullb *nb = null_lookup_dev("nullb0");
+  uk::virtual_clock_advance(20 * 1000 * 1000);
+  EXPECT_TRUE(hrtimer_active(&nb->bw_timer));
+  uk::virtual_clock_advance(20 * 1000 * 1000);
+  EXPECT_FALSE(hrtimer_active(&nb->bw_timer));
+  Io last;
+  ASSERT_EQ(Rw(b, true, 0, buf[0], 4096, 0, &last), -EIOCBQUEUED);
+  EXPECT_EQ(last.calls.load(), 1);
+  EXPECT_EQ(last.res, 4096);
+  EXPECT_TRUE(hrtimer_active(&nb->bw_timer));
+  EXPECT_EQ(atomic_long_read(&nb->cur_bytes), (1 << 20) / 50 - 4096);
 }
 
 // Poll queues: a REQ_POLLED request waits on the poll hctx until polled.

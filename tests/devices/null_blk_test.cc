@@ -439,12 +439,15 @@ TEST_F(NullBlkTest, FaultInjection) {
   ASSERT_EQ(null_init(), 0);
   struct nullb *nb = null_lookup_dev("nullb0");
   ASSERT_NE(nb, nullptr);
-  EXPECT_TRUE(should_timeout_request(nb->dev));
-  EXPECT_TRUE(should_timeout_request(nb->dev));
-  EXPECT_FALSE(should_timeout_request(nb->dev));  // times exhausted
-  int requeues = 0;
-  for (int i = 0; i < 10; i++) requeues += should_requeue_request(nb->dev);
-  EXPECT_EQ(requeues, 5);  // every 2nd call, unlimited times
+  // The module's attributes reach the device (null_blk_io_test.cc submits
+  // requests that meet them).
+  struct fault_attr *fa = &nb->dev->timeout_config.attr;
+  EXPECT_EQ(fa->interval, 1u);
+  EXPECT_EQ(fa->probability, 100u);
+  EXPECT_EQ(atomic_read(&fa->times), 2);
+  fa = &nb->dev->requeue_config.attr;
+  EXPECT_EQ(fa->interval, 2u);
+  EXPECT_EQ(atomic_read(&fa->times), -1);
 
   // configfs devices copy the module attrs; the groups tune them.
   struct nullb_device *dev = nullb_group_make("fi");
@@ -566,7 +569,7 @@ TEST_F(NullBlkTest, DiscardFreesPagesAndCacheFlushes) {
   for (size_t i = 0; i < buf.size(); i++) buf[i] = (char)(i * 7 + 3);
   DoIo(nb, REQ_OP_WRITE, 0, buf.data(), buf.size());
   EXPECT_LE(dev->curr_cache, 1u << 20);  // cache kept within its size
-  EXPECT_EQ(null_handle_flush(nb), BLK_STS_OK);
+  EXPECT_EQ(null_process_bio(nb, nullptr, REQ_OP_FLUSH, 0, 0), BLK_STS_OK);
   EXPECT_EQ(dev->curr_cache, 0u);
   PageBuf rbuf(buf.size());
   DoIo(nb, REQ_OP_READ, 0, rbuf.data(), rbuf.size());
@@ -622,24 +625,14 @@ TEST_F(NullBlkTest, ThrottleRefillsPerTick) {
   ASSERT_EQ(Store(dev, "power", "1"), 1);
   struct nullb *nb = dev->nullb;
   EXPECT_TRUE(test_bit(NULLB_DEV_FL_THROTTLED, &dev->flags));
-  const long per_tick = (1 << 20) / 50;  // 20971 bytes per 20 ms
-  // main.c's TIMER_INTERVAL: 50 refills a second.
-  const u64 kBwTimerInterval = NSEC_PER_SEC / 50;
+  // 1 MiB/s: 20971 bytes for each of the 50 ticks a second.
+  const long per_tick = (1 << 20) / 50;
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
-  for (int i = 0; i < 5; i++)
-    EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_OK);
-  EXPECT_EQ(null_handle_throttled(nb, 4096), BLK_STS_DEV_RESOURCE);
-  EXPECT_TRUE(blk_mq_queue_stopped(nb->q));
-  uk::virtual_clock_advance(kBwTimerInterval - 1);
-  EXPECT_TRUE(blk_mq_queue_stopped(nb->q));  // not yet
-  uk::virtual_clock_advance(1);
-  EXPECT_FALSE(blk_mq_queue_stopped(nb->q));  // refilled and restarted
-  EXPECT_EQ(atomic_long_read(&nb->cur_bytes), per_tick);
-  // An idle tick stops the timer; the next request restarts it.
-  uk::virtual_clock_advance(kBwTimerInterval);
-  EXPECT_FALSE(hrtimer_active(&nb->bw_timer));
-  EXPECT_EQ(null_handle_throttled(nb, 1000), BLK_STS_OK);
   EXPECT_TRUE(hrtimer_active(&nb->bw_timer));
+  // A tick with nothing spent stops the timer (null_blk_io_test.cc's
+  // ThrottlingStallsUntilRefill spends the budget and restarts it).
+  uk::virtual_clock_advance(NSEC_PER_SEC / 50);
+  EXPECT_FALSE(hrtimer_active(&nb->bw_timer));
   // mbps is capped at 40960 at power on.
   struct nullb_device *dev2 = nullb_group_make("fast");
   Store(dev2, "mbps", "100000");

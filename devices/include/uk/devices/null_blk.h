@@ -3,8 +3,8 @@
  * null_blk (drivers/block/null_blk/null_blk.h and main.c): configuration
  * (module parameters and the configfs attribute set), validation, device
  * power on/off, memory-backed storage, badblocks, bandwidth throttling and
- * fault injection decisions. The blk-mq side (tag set, queue_rq,
- * completions) plugs in through null_add_dev_blk()/null_del_dev_blk().
+ * fault injection decisions, and the blk-mq side (tag set, queue_rq,
+ * completions), all in devices/null_blk_main.cc.
  *
  * Upstream: drivers/block/null_blk/null_blk.h @ v6.12
  * Upstream: drivers/block/null_blk/main.c @ v6.12
@@ -66,10 +66,35 @@ enum {
 #define NULLB_PAGE_LOCK (MAP_SZ - 1)
 #define NULLB_PAGE_FREE (MAP_SZ - 2)
 
+/*
+ * A struct page * of the shim is the page's address and has no fields, but
+ * null_blk keeps the page's index in its radix tree in page->index. The
+ * page of a nullb_page is therefore this pair: it converts to the struct
+ * page * wherever one is wanted (alloc_pages() assigns it, kmap_local_page()
+ * and __free_page() take it), and t_page->page->index is the index.
+ */
+struct nullb_page_ref {
+	struct page *addr;
+	unsigned long index;
+
+	operator struct page *() const
+	{
+		return addr;
+	}
+	struct nullb_page_ref *operator->()
+	{
+		return this;
+	}
+	struct nullb_page_ref &operator=(struct page *page)
+	{
+		addr = page;
+		return *this;
+	}
+};
+
 struct nullb_page {
-	struct page *page;
+	struct nullb_page_ref page;
 	DECLARE_BITMAP(bitmap, MAP_SZ);
-	unsigned long idx; /* the kernel keeps this in page->index */
 };
 
 /* Stand-in for the kernel's configfs fault_config group. */
@@ -212,55 +237,14 @@ void null_del_dev(struct nullb *nullb);
 struct nullb *null_lookup_dev(const char *name);
 unsigned int null_nr_devices(void);
 
-/*
- * The blk-mq side (null_blk_mq.cc). null_add_dev() calls null_add_dev_blk()
- * after validation and naming: tag set (dev->shared_tags: the global one),
- * nullb_queues, queue limits (discard; zoned devices are refused),
- * request queue + gendisk, add_disk() (so the disk can be
- * found with uk::blkdev_lookup(disk_name)). null_del_dev() calls
- * null_del_dev_blk() (del_gendisk: drains I/O) first and
- * null_free_dev_blk() (put_disk, tag set, queues) after stopping the bw
- * timer. null_update_nr_hw_queues_blk() is the live submit_queues /
- * poll_queues change; it returns the resulting number of hw queues.
- */
-int null_add_dev_blk(struct nullb *nullb);
-void null_del_dev_blk(struct nullb *nullb);
-void null_free_dev_blk(struct nullb *nullb);
-int null_update_nr_hw_queues_blk(struct nullb *nullb, unsigned int nr_hw_queues);
 /* Module exit: frees the global tag set (shared_tags) if it was built. */
 void null_free_global_tag_set(void);
-/*
- * The module parameters that the blk-mq half (null_blk_mq.cc) reads, as the
- * functions of main.c read them: queue counts, depth and flags of the global
- * tag set, and the queue maps.
- */
-extern int g_no_sched;
-extern int g_submit_queues;
-extern int g_poll_queues;
-extern int g_home_node;
-extern bool g_blocking;
-extern bool g_shared_tag_bitmap;
-extern int g_hw_queue_depth;
 
-/* ---- fault injection (CONFIG_BLK_DEV_NULL_BLK_FAULT_INJECTION) ---- */
-bool should_timeout_request(struct nullb_device *dev);
-bool should_requeue_request(struct nullb_device *dev);
-
-/* ---- throttling (mbps) ---- */
-/*
- * null_handle_throttled() for a request of @bytes: BLK_STS_OK, or
- * BLK_STS_DEV_RESOURCE after stopping the hw queues (the bw_timer refill
- * restarts them: blk_mq_queue_stopped() tells).
- */
-blk_status_t null_handle_throttled(struct nullb *nullb, unsigned int bytes);
-
-/* ---- memory-backed storage (null_blk_storage.cc) ---- */
-void null_free_device_storage(struct nullb_device *dev, bool is_cache);
+/* ---- memory-backed storage ---- */
 /* With nullb->lock held. */
 blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua);
 void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n);
 blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors);
-blk_status_t null_handle_flush(struct nullb *nullb);
 /* With nullb->lock held: one segment of a request. */
 blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
 			   unsigned int off, bool is_write, loff_t pos, bool is_fua);
@@ -277,8 +261,9 @@ blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sect
 blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
 				   unsigned int *nr_sectors);
 /*
- * null_process_cmd() minus the request: badblocks, then memory-backed
- * transfer/discard of @bio (may be NULL for discard).
+ * null_handle_cmd() minus the request and its completion: a flush writes
+ * the cache back; anything else meets the bad blocks, then the memory-backed
+ * transfer or discard of @bio (NULL for a flush or a discard).
  */
 blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op op, sector_t sector,
 			      unsigned int nr_sectors);
