@@ -566,26 +566,25 @@ again:
 	return 0;
 }
 
-blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua)
+static int copy_to_nullb(struct nullb *nullb, struct page *source, unsigned int off,
+			 sector_t sector, size_t n, bool is_fua)
 {
 	size_t temp, count = 0;
+	unsigned int offset;
 	struct nullb_page *t_page;
-	sector_t sector;
 
 	while (count < n) {
-		temp = min3((size_t)nullb->dev->blocksize, n - count,
-			    (size_t)(PAGE_SIZE - offset_in_page(pos)));
-		sector = pos >> SECTOR_SHIFT;
+		temp = min_t(size_t, nullb->dev->blocksize, n - count);
 
 		if (null_cache_active(nullb) && !is_fua)
 			null_make_cache_space(nullb, PAGE_SIZE);
 
+		offset = (sector & SECTOR_MASK) << SECTOR_SHIFT;
 		t_page = null_insert_page(nullb, sector, !null_cache_active(nullb) || is_fua);
 		if (!t_page)
-			return BLK_STS_NOSPC;
+			return -ENOSPC;
 
-		memcpy((char *)kmap_local_page(t_page->page) + offset_in_page(pos),
-		       (char *)source + count, temp);
+		memcpy_page(t_page->page, offset, source, off + count, temp);
 
 		__set_bit(sector & SECTOR_MASK, t_page->bitmap);
 
@@ -593,32 +592,33 @@ blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t
 			null_free_sector(nullb, sector, true);
 
 		count += temp;
-		pos += temp;
+		sector += temp >> SECTOR_SHIFT;
 	}
-	return BLK_STS_OK;
+	return 0;
 }
 
-void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n)
+static int copy_from_nullb(struct nullb *nullb, struct page *dest, unsigned int off,
+			   sector_t sector, size_t n)
 {
 	size_t temp, count = 0;
+	unsigned int offset;
 	struct nullb_page *t_page;
-	sector_t sector;
 
 	while (count < n) {
-		temp = min3((size_t)nullb->dev->blocksize, n - count,
-			    (size_t)(PAGE_SIZE - offset_in_page(pos)));
-		sector = pos >> SECTOR_SHIFT;
+		temp = min_t(size_t, nullb->dev->blocksize, n - count);
 
+		offset = (sector & SECTOR_MASK) << SECTOR_SHIFT;
 		t_page = null_lookup_page(nullb, sector, false, !null_cache_active(nullb));
+
 		if (t_page)
-			memcpy((char *)dest + count,
-			       (char *)kmap_local_page(t_page->page) + offset_in_page(pos), temp);
+			memcpy_page(dest, off + count, t_page->page, offset, temp);
 		else
-			memset((char *)dest + count, 0, temp);
+			zero_user(dest, off + count, temp);
 
 		count += temp;
-		pos += temp;
+		sector += temp >> SECTOR_SHIFT;
 	}
+	return 0;
 }
 
 static void nullb_fill_pattern(struct nullb *nullb, struct page *page, unsigned int len,
@@ -664,65 +664,66 @@ static blk_status_t null_handle_flush(struct nullb *nullb)
 	return errno_to_blk_status(err);
 }
 
-blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
-			   unsigned int off, bool is_write, loff_t pos, bool is_fua)
+/*
+ * With nullb->lock held: one single-page segment, in whole logical blocks
+ * (the submitters refuse buffers, positions and lengths that are not), so
+ * that no block crosses a page of the device or of the buffer.
+ */
+static int null_transfer(struct nullb *nullb, struct page *page, unsigned int len, unsigned int off,
+			 bool is_write, sector_t sector, bool is_fua)
 {
 	struct nullb_device *dev = nullb->dev;
 	unsigned int valid_len = len;
-	blk_status_t err = BLK_STS_OK;
-	char *p;
+	int err = 0;
 
-	p = (char *)kmap_local_page(page);
 	if (!is_write) {
 		if (dev->zoned)
-			valid_len = null_zone_valid_read_len(nullb, pos >> SECTOR_SHIFT, len);
+			valid_len = null_zone_valid_read_len(nullb, sector, len);
 
 		if (valid_len) {
-			copy_from_nullb(nullb, p + off, pos, valid_len);
+			err = copy_from_nullb(nullb, page, off, sector, valid_len);
 			off += valid_len;
 			len -= valid_len;
 		}
 
 		if (len)
 			nullb_fill_pattern(nullb, page, len, off);
+		flush_dcache_page(page);
 	} else {
-		err = copy_to_nullb(nullb, p + off, pos, len, is_fua);
+		flush_dcache_page(page);
+		err = copy_to_nullb(nullb, page, off, sector, len, is_fua);
 	}
-	kunmap_local(p);
+
 	return err;
 }
 
 blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors)
 {
-	blk_status_t err = BLK_STS_OK;
-	unsigned int len;
-	loff_t pos = (loff_t)bio->bi_iter.bi_sector << SECTOR_SHIFT;
-	size_t max_bytes = nr_sectors << SECTOR_SHIFT;
-	size_t transferred_bytes = 0;
+	sector_t sector = bio->bi_iter.bi_sector;
 	struct bvec_iter iter;
 	struct bio_vec bvec;
+	unsigned int len;
+	int err = 0;
 
 	spin_lock_irq(&nullb->lock);
 	bio_for_each_segment(bvec, bio, iter)
 	{
-		len = bvec.bv_len;
-		if (transferred_bytes + len > max_bytes)
-			len = max_bytes - transferred_bytes;
+		if (!nr_sectors)
+			break;
+		len = min_t(sector_t, bvec.bv_len, nr_sectors << SECTOR_SHIFT);
 		err = null_transfer(nullb, bvec.bv_page, len, bvec.bv_offset,
-				    op_is_write(bio_op(bio)), pos, bio->bi_opf & REQ_FUA);
+				    op_is_write(bio_op(bio)), sector, bio->bi_opf & REQ_FUA);
 		if (err)
 			break;
-		pos += len;
-		transferred_bytes += len;
-		if (transferred_bytes >= max_bytes)
-			break;
+		sector += len >> SECTOR_SHIFT;
+		nr_sectors -= len >> SECTOR_SHIFT;
 	}
 	spin_unlock_irq(&nullb->lock);
-	return err;
+	return errno_to_blk_status(err);
 }
 
-blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
-				   unsigned int *nr_sectors)
+blk_status_t null_check_badblocks(struct nullb_device *dev, sector_t sector,
+				  unsigned int *nr_sectors)
 {
 	struct badblocks *bb = &dev->badblocks;
 	unsigned int block_sectors = dev->blocksize >> SECTOR_SHIFT;
@@ -757,7 +758,7 @@ blk_status_t null_process_bio(struct nullb *nullb, struct bio *bio, enum req_op 
 		return null_handle_flush(nullb);
 
 	if (dev->badblocks.shift != -1)
-		badblocks_ret = null_handle_badblocks(dev, sector, &nr_sectors);
+		badblocks_ret = null_check_badblocks(dev, sector, &nr_sectors);
 
 	if (dev->memory_backed && nr_sectors) {
 		if (op == REQ_OP_DISCARD)
@@ -895,40 +896,75 @@ static inline bool blk_should_fake_timeout(struct request_queue *q)
 
 /* ---- command processing ---- */
 
-static blk_status_t null_handle_rq(struct nullb_cmd *cmd, sector_t nr_sectors)
+static blk_status_t null_handle_rq(struct nullb_cmd *cmd)
 {
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 	struct nullb *nullb = cmd->nq->dev->nullb;
-	blk_status_t err = BLK_STS_OK;
+	int err = 0;
 	unsigned int len;
-	loff_t pos = (loff_t)blk_rq_pos(rq) << SECTOR_SHIFT;
-	size_t max_bytes = nr_sectors << SECTOR_SHIFT;
-	size_t transferred_bytes = 0;
-	struct bvec_iter iter;
+	sector_t sector = blk_rq_pos(rq);
+	struct req_iterator iter;
 	struct bio_vec bvec;
-	struct bio *bio;
 
 	spin_lock_irq(&nullb->lock);
+	rq_for_each_segment(bvec, rq, iter)
+	{
+		len = bvec.bv_len;
+		err = null_transfer(nullb, bvec.bv_page, len, bvec.bv_offset,
+				    op_is_write(req_op(rq)), sector, rq->cmd_flags & REQ_FUA);
+		if (err)
+			break;
+		sector += len >> SECTOR_SHIFT;
+	}
+	spin_unlock_irq(&nullb->lock);
+
+	return errno_to_blk_status(err);
+}
+
+/*
+ * badblocks_partial_io: the @nr_sectors in front of the first bad block are
+ * read, written or discarded before the command fails, as later kernels'
+ * null_handle_data_transfer() does.
+ */
+static blk_status_t null_handle_partial_io(struct nullb_cmd *cmd, sector_t sector,
+					   sector_t nr_sectors)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct nullb_device *dev = cmd->nq->dev;
+	blk_status_t sts = BLK_STS_OK;
+	struct bio *bio;
+	sector_t done;
+
+	if (req_op(rq) == REQ_OP_DISCARD)
+		return null_handle_discard(dev, sector, nr_sectors);
+
 	__rq_for_each_bio(bio, rq)
 	{
-		bio_for_each_segment(bvec, bio, iter)
-		{
-			len = bvec.bv_len;
-			if (transferred_bytes + len > max_bytes)
-				len = max_bytes - transferred_bytes;
-			err = null_transfer(nullb, bvec.bv_page, len, bvec.bv_offset,
-					    op_is_write(req_op(rq)), pos, rq->cmd_flags & REQ_FUA);
-			if (err)
-				goto out;
-			pos += len;
-			transferred_bytes += len;
-			if (transferred_bytes >= max_bytes)
-				goto out;
-		}
+		done = min_t(sector_t, nr_sectors, bio_sectors(bio));
+		sts = null_handle_bio_transfer(dev->nullb, bio, done);
+		nr_sectors -= done;
+		if (sts != BLK_STS_OK || !nr_sectors)
+			break;
 	}
-out:
-	spin_unlock_irq(&nullb->lock);
-	return err;
+	return sts;
+}
+
+static inline blk_status_t null_handle_badblocks(struct nullb_cmd *cmd, sector_t sector,
+						 sector_t nr_sectors)
+{
+	struct nullb_device *dev = cmd->nq->dev;
+	unsigned int good_sectors = nr_sectors;
+	blk_status_t sts;
+
+	if (null_check_badblocks(dev, sector, &good_sectors) == BLK_STS_OK)
+		return BLK_STS_OK;
+
+	if (dev->memory_backed && good_sectors) {
+		sts = null_handle_partial_io(cmd, sector, good_sectors);
+		if (sts != BLK_STS_OK)
+			return sts;
+	}
+	return BLK_STS_IOERR;
 }
 
 static inline blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum req_op op,
@@ -938,25 +974,26 @@ static inline blk_status_t null_handle_memory_backed(struct nullb_cmd *cmd, enum
 
 	if (op == REQ_OP_DISCARD)
 		return null_handle_discard(dev, sector, nr_sectors);
-	return null_handle_rq(cmd, nr_sectors);
+
+	return null_handle_rq(cmd);
 }
 
-static blk_status_t null_process_cmd(struct nullb_cmd *cmd, enum req_op op, sector_t sector,
-				     unsigned int nr_sectors)
+blk_status_t null_process_cmd(struct nullb_cmd *cmd, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors)
 {
 	struct nullb_device *dev = cmd->nq->dev;
-	blk_status_t badblocks_ret = BLK_STS_OK;
 	blk_status_t ret;
 
-	if (dev->badblocks.shift != -1)
-		badblocks_ret = null_handle_badblocks(dev, sector, &nr_sectors);
-
-	if (dev->memory_backed && nr_sectors) {
-		ret = null_handle_memory_backed(cmd, op, sector, nr_sectors);
+	if (dev->badblocks.shift != -1) {
+		ret = null_handle_badblocks(cmd, sector, nr_sectors);
 		if (ret != BLK_STS_OK)
 			return ret;
 	}
-	return badblocks_ret;
+
+	if (dev->memory_backed)
+		return null_handle_memory_backed(cmd, op, sector, nr_sectors);
+
+	return BLK_STS_OK;
 }
 
 static void null_complete_rq(struct request *rq)

@@ -15,6 +15,7 @@
 
 #include <uk/devices/null_blk.h>
 #include <uk/linux/blk-mq.h>
+#include <uk/linux/err.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/hardirq.h>
 #include <uk/linux/interrupt.h>
@@ -479,6 +480,51 @@ TEST_F(NullBlkIoTest, ThrottlingStallsUntilRefill) {
   EXPECT_EQ(last.res, 4096);
   EXPECT_TRUE(hrtimer_active(&nb->bw_timer));
   EXPECT_EQ(atomic_long_read(&nb->cur_bytes), (1 << 20) / 50 - 4096);
+}
+
+// Bad blocks met by requests: with badblocks_partial_io the blocks in front
+// of the first bad one are written, read or discarded before the request
+// fails, and badblocks_once clears the range each request hit.
+TEST_F(NullBlkIoTest, BadblocksPartialIoThroughRequests) {
+  struct nullb_device *dev = nullb_group_make("badio");
+  ASSERT_FALSE(IS_ERR(dev));
+  auto set = [&](const char *name, const char *val) {
+    EXPECT_EQ(nullb_attr_store(dev, name, val), (ssize_t)strlen(val)) << name;
+  };
+  set("memory_backed", "1");
+  set("discard", "1");
+  set("blocksize", "4096");
+  set("size", "1");
+  set("irqmode", "0");
+  set("badblocks_partial_io", "1");
+  set("badblocks_once", "1");
+  set("badblocks", "+20-20");  // in the 4 KiB block at sector 16
+  set("power", "1");
+  struct block_device *b = Open("badio");
+  ASSERT_NE(b, nullptr);
+  Buf w(16384), r(16384);
+  memset(w.p, 'x', 16384);
+  // The first 8 KiB are written, then the request fails.
+  EXPECT_EQ(Rw(b, true, 0, w.p, 16384), -EIO);
+  memset(r.p, 0xee, 16384);
+  EXPECT_EQ(Rw(b, false, 0, r.p, 16384), 16384);  // the range is clear
+  for (int i = 0; i < 16384; i++) ASSERT_EQ(r.p[i], i < 8192 ? 'x' : 0) << i;
+  // A read stops in front of the bad block as well.
+  set("badblocks", "+16-16");
+  memset(r.p, 0xee, 16384);
+  EXPECT_EQ(Rw(b, false, 0, r.p, 16384), -EIO);
+  for (int i = 0; i < 8192; i++) ASSERT_EQ(r.p[i], 'x') << i;
+  // A discard frees the 8 KiB in front of it and fails.
+  set("badblocks", "+16-16");
+  struct bio *bio = bio_alloc(b, 0, REQ_OP_DISCARD, GFP_KERNEL);
+  ASSERT_NE(bio, nullptr);
+  bio->bi_iter.bi_sector = 0;
+  bio->bi_iter.bi_size = 16384;
+  EXPECT_EQ(submit_bio_wait(bio), -EIO);
+  bio_put(bio);
+  memset(r.p, 0xee, 16384);
+  EXPECT_EQ(Rw(b, false, 0, r.p, 16384), 16384);
+  for (int i = 0; i < 16384; i++) ASSERT_EQ(r.p[i], 0) << i;
 }
 
 // Poll queues: a REQ_POLLED request waits on the poll hctx until polled.

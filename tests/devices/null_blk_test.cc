@@ -594,10 +594,10 @@ TEST_F(NullBlkTest, BadblocksPartialIoAndOnce) {
   Store(dev, "badblocks", "+20-20");
   ASSERT_EQ(Store(dev, "power", "1"), 1);
   unsigned int nr = 32;
-  EXPECT_EQ(null_handle_badblocks(dev, 0, &nr), BLK_STS_IOERR);
+  EXPECT_EQ(null_check_badblocks(dev, 0, &nr), BLK_STS_IOERR);
   EXPECT_EQ(nr, 16u);  // up to the 4 KiB block holding sector 20
   nr = 32;
-  EXPECT_EQ(null_handle_badblocks(dev, 0, &nr), BLK_STS_OK);  // "once": cleared
+  EXPECT_EQ(null_check_badblocks(dev, 0, &nr), BLK_STS_OK);  // "once": cleared
   EXPECT_EQ(nr, 32u);
   // Through a bio: partial write happens, status is an error.
   Store(dev, "badblocks", "+8-8");

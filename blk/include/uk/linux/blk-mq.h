@@ -130,6 +130,16 @@ static inline bool rq_data_dir_write(const struct request *rq)
 	if ((rq->bio))              \
 		for (_bio = (rq)->bio; _bio; _bio = _bio->bi_next)
 
+/* Where rq_for_each_segment() stands: the bio and the place in it. */
+struct req_iterator {
+	struct bvec_iter iter;
+	struct bio *bio;
+};
+
+/* Every single-page segment of every bio of @_rq. */
+#define rq_for_each_segment(bvl, _rq, _iter) \
+	__rq_for_each_bio(_iter.bio, _rq) bio_for_each_segment(bvl, _iter.bio, _iter.iter)
+
 static inline enum mq_rq_state blk_mq_rq_state(struct request *rq)
 {
 	return (enum mq_rq_state)READ_ONCE(rq->state);

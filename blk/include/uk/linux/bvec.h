@@ -75,6 +75,35 @@ static inline void memset_page(struct page *page, size_t offset, int val, size_t
 	kunmap_local(addr);
 }
 
+/*
+ * Copies @len bytes from @src_off in @src_page to @dst_off in @dst_page
+ * (include/linux/highmem.h); neither range may run past its page.
+ */
+static inline void memcpy_page(struct page *dst_page, size_t dst_off, struct page *src_page,
+			       size_t src_off, size_t len)
+{
+	char *dst = (char *)kmap_local_page(dst_page);
+	char *src = (char *)kmap_local_page(src_page);
+
+	VM_BUG_ON(dst_off + len > PAGE_SIZE || src_off + len > PAGE_SIZE);
+	memcpy(dst + dst_off, src + src_off, len);
+	kunmap_local(src);
+	kunmap_local(dst);
+}
+
+/* Clears @size bytes at @start in @page (include/linux/highmem.h). */
+static inline void zero_user(struct page *page, unsigned int start, unsigned int size)
+{
+	memset_page(page, start, 0, size);
+}
+
+/*
+ * Makes a page written through one mapping coherent for the others on CPUs
+ * whose data caches alias: user mode has one mapping of every page, so
+ * there is nothing to do.
+ */
+static inline void flush_dcache_page(struct page *page) {}
+
 struct bio_vec {
 	struct page *bv_page;
 	unsigned int bv_len;

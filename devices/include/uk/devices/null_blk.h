@@ -241,25 +241,23 @@ unsigned int null_nr_devices(void);
 void null_free_global_tag_set(void);
 
 /* ---- memory-backed storage ---- */
-/* With nullb->lock held. */
-blk_status_t copy_to_nullb(struct nullb *nullb, void *source, loff_t pos, size_t n, bool is_fua);
-void copy_from_nullb(struct nullb *nullb, void *dest, loff_t pos, size_t n);
 blk_status_t null_handle_discard(struct nullb_device *dev, sector_t sector, sector_t nr_sectors);
-/* With nullb->lock held: one segment of a request. */
-blk_status_t null_transfer(struct nullb *nullb, struct page *page, unsigned int len,
-			   unsigned int off, bool is_write, loff_t pos, bool is_fua);
 /*
- * The data part of null_handle_rq() for a bio: at most
- * @nr_sectors, starting at bio->bi_iter.bi_sector (takes nullb->lock).
+ * The data part of null_handle_rq() for a bio: at most @nr_sectors,
+ * starting at bio->bi_iter.bi_sector (takes nullb->lock).
  */
 blk_status_t null_handle_bio_transfer(struct nullb *nullb, struct bio *bio, sector_t nr_sectors);
 /*
- * null_handle_badblocks(): BLK_STS_IOERR if [sector, +*nr_sectors) hits a
- * bad block, with *nr_sectors set to the partial I/O allowed
- * (badblocks_partial_io) or 0.
+ * The bad-block test of null_handle_badblocks(): BLK_STS_IOERR if [sector,
+ * +*nr_sectors) hits a bad block, with *nr_sectors set to the partial I/O
+ * allowed (badblocks_partial_io) or 0; the hit range is cleared first with
+ * badblocks_once.
  */
-blk_status_t null_handle_badblocks(struct nullb_device *dev, sector_t sector,
-				   unsigned int *nr_sectors);
+blk_status_t null_check_badblocks(struct nullb_device *dev, sector_t sector,
+				  unsigned int *nr_sectors);
+/* Bad blocks, then the memory-backed transfer or discard of a command. */
+blk_status_t null_process_cmd(struct nullb_cmd *cmd, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors);
 /*
  * null_handle_cmd() minus the request and its completion: a flush writes
  * the cache back; anything else meets the bad blocks, then the memory-backed
