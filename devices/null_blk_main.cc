@@ -8,7 +8,6 @@
 // Upstream: drivers/block/null_blk/main.c @ v6.12
 #define KBUILD_MODNAME "null_blk"
 
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -29,6 +28,7 @@
 #include <uk/linux/mutex.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/smp.h>
+#include <uk/linux/string.h>
 
 #undef pr_fmt
 #define pr_fmt(fmt) "null_blk: " fmt
@@ -1831,6 +1831,7 @@ struct nullb_device *nullb_group_make(const char *name)
 		return (struct nullb_device *)ERR_PTR(-ENOMEM);
 	}
 	strcpy(dev->name, name);
+	dev->group.cg_item.ci_name = dev->name;
 	list_add_tail(&dev->cfs_list, &nullb_cfs_list);
 	mutex_unlock(&lock);
 	return dev;
@@ -1966,6 +1967,11 @@ static const struct nullb_attr *nullb_find_attr(const char *name)
 	return NULL;
 }
 
+static inline struct nullb_device *to_nullb_device(struct config_item *item)
+{
+	return item ? container_of(to_config_group(item), struct nullb_device, group) : NULL;
+}
+
 /* The typed show and store helpers every plain attribute goes through. */
 static inline ssize_t nullb_device_uint_attr_show(unsigned int val, char *page)
 {
@@ -2021,13 +2027,14 @@ static ssize_t nullb_device_bool_attr_store(bool *val, const char *page, size_t 
 	return count;
 }
 
-static ssize_t nullb_device_power_show(struct nullb_device *dev, char *page)
+static ssize_t nullb_device_power_show(struct config_item *item, char *page)
 {
-	return nullb_device_bool_attr_show(dev->power, page);
+	return nullb_device_bool_attr_show(to_nullb_device(item)->power, page);
 }
 
-static ssize_t nullb_device_power_store(struct nullb_device *dev, const char *page, size_t count)
+static ssize_t nullb_device_power_store(struct config_item *item, const char *page, size_t count)
 {
+	struct nullb_device *dev = to_nullb_device(item);
 	bool newp = false;
 	ssize_t ret;
 
@@ -2060,16 +2067,19 @@ out:
 	return ret;
 }
 
-static ssize_t nullb_device_badblocks_show(struct nullb_device *dev, char *page)
+static ssize_t nullb_device_badblocks_show(struct config_item *item, char *page)
 {
-	return badblocks_show(&dev->badblocks, page, 0);
+	struct nullb_device *t_dev = to_nullb_device(item);
+
+	return badblocks_show(&t_dev->badblocks, page, 0);
 }
 
 /* "+start-end" marks sectors bad, "-start-end" clears them. */
-static ssize_t nullb_device_badblocks_store(struct nullb_device *dev, const char *page,
+static ssize_t nullb_device_badblocks_store(struct config_item *item, const char *page,
 					    size_t count)
 {
-	char *orig, *buf, *tmp, *end_p;
+	struct nullb_device *t_dev = to_nullb_device(item);
+	char *orig, *buf, *tmp;
 	u64 start, end;
 	int ret;
 
@@ -2077,13 +2087,7 @@ static ssize_t nullb_device_badblocks_store(struct nullb_device *dev, const char
 	if (!orig)
 		return -ENOMEM;
 
-	/* strstrip() */
-	buf = orig;
-	while (isspace(*buf))
-		buf++;
-	end_p = buf + strlen(buf);
-	while (end_p > buf && isspace(end_p[-1]))
-		*--end_p = '\0';
+	buf = strstrip(orig);
 
 	ret = -EINVAL;
 	if (buf[0] != '+' && buf[0] != '-')
@@ -2102,11 +2106,11 @@ static ssize_t nullb_device_badblocks_store(struct nullb_device *dev, const char
 	if (start > end)
 		goto out;
 	/* The first write enables badblocks (shift -1 -> 0). */
-	cmpxchg(&dev->badblocks.shift, -1, 0);
+	cmpxchg(&t_dev->badblocks.shift, -1, 0);
 	if (buf[0] == '+')
-		ret = badblocks_set(&dev->badblocks, start, end - start + 1, 1);
+		ret = badblocks_set(&t_dev->badblocks, start, end - start + 1, 1);
 	else
-		ret = badblocks_clear(&dev->badblocks, start, end - start + 1);
+		ret = badblocks_clear(&t_dev->badblocks, start, end - start + 1);
 	if (ret == 0)
 		ret = count;
 out:
@@ -2114,16 +2118,30 @@ out:
 	return ret;
 }
 
-static ssize_t nullb_device_zone_readonly_store(struct nullb_device *dev, const char *page,
+static ssize_t nullb_device_zone_readonly_store(struct config_item *item, const char *page,
 						size_t count)
 {
-	return zone_cond_store(dev, page, count, BLK_ZONE_COND_READONLY);
+	struct nullb_device *dev = to_nullb_device(item);
+	ssize_t ret;
+
+	mutex_lock(&lock);
+	ret = zone_cond_store(dev, page, count, BLK_ZONE_COND_READONLY);
+	mutex_unlock(&lock);
+
+	return ret;
 }
 
-static ssize_t nullb_device_zone_offline_store(struct nullb_device *dev, const char *page,
+static ssize_t nullb_device_zone_offline_store(struct config_item *item, const char *page,
 					       size_t count)
 {
-	return zone_cond_store(dev, page, count, BLK_ZONE_COND_OFFLINE);
+	struct nullb_device *dev = to_nullb_device(item);
+	ssize_t ret;
+
+	mutex_lock(&lock);
+	ret = zone_cond_store(dev, page, count, BLK_ZONE_COND_OFFLINE);
+	mutex_unlock(&lock);
+
+	return ret;
 }
 
 /* "timeout_inject/<knob>" and friends: the fault_config configfs groups. */
@@ -2218,13 +2236,13 @@ ssize_t nullb_attr_store(struct nullb_device *dev, const char *name, const char 
 
 	switch (a->type) {
 	case A_POWER:
-		return nullb_device_power_store(dev, page, count);
+		return nullb_device_power_store(&dev->group.cg_item, page, count);
 	case A_BADBLOCKS:
-		return nullb_device_badblocks_store(dev, page, count);
+		return nullb_device_badblocks_store(&dev->group.cg_item, page, count);
 	case A_ZONE_OFFLINE:
-		return nullb_device_zone_offline_store(dev, page, count);
+		return nullb_device_zone_offline_store(&dev->group.cg_item, page, count);
 	case A_ZONE_READONLY:
-		return nullb_device_zone_readonly_store(dev, page, count);
+		return nullb_device_zone_readonly_store(&dev->group.cg_item, page, count);
 	case A_UINT: {
 		int (*apply_fn)(struct nullb_device * dev, unsigned int new_value) = a->apply;
 		unsigned int new_value = 0;
@@ -2288,9 +2306,9 @@ static ssize_t nullb_attr_show_one(struct nullb_device *dev, const char *name, c
 
 	switch (a->type) {
 	case A_POWER:
-		return nullb_device_power_show(dev, page);
+		return nullb_device_power_show(&dev->group.cg_item, page);
 	case A_BADBLOCKS:
-		return nullb_device_badblocks_show(dev, page);
+		return nullb_device_badblocks_show(&dev->group.cg_item, page);
 	case A_ZONE_OFFLINE:
 	case A_ZONE_READONLY:
 		return -EPERM;

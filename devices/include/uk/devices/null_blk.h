@@ -21,6 +21,7 @@
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/blk_types.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/configfs.h>
 #include <uk/linux/fault-inject.h>
 #include <uk/linux/hrtimer.h>
 #include <uk/linux/list.h>
@@ -123,6 +124,7 @@ struct nullb_queue {
 
 struct nullb_device {
 	struct nullb *nullb;
+	struct config_group group;	/* the item the attribute functions take */
 	char name[NULLB_DISK_NAME_LEN]; /* configfs directory name ("" if none) */
 	struct list_head cfs_list;	/* on the configfs group's list */
 	struct radix_tree_root data;	/* backing pages of the disk */
