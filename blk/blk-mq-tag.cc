@@ -553,6 +553,49 @@ void blk_mq_free_tags(struct blk_mq_tags *tags)
 	kfree(tags);
 }
 
+/*
+ * Sets the depth of *@tagsptr to @tdepth. Shrinking (or growing back up to
+ * the number of preallocated requests) resizes the bitmap; growing past it
+ * needs @can_grow (scheduler tags) and a new map with its requests.
+ */
+int blk_mq_tag_update_depth(struct blk_mq_hw_ctx *hctx, struct blk_mq_tags **tagsptr,
+			    unsigned int tdepth, bool can_grow)
+{
+	struct blk_mq_tags *tags = *tagsptr;
+
+	if (tdepth <= tags->nr_reserved_tags)
+		return -EINVAL;
+
+	/* a larger map is allocated before the old one goes */
+	if (tdepth > tags->nr_tags) {
+		struct blk_mq_tag_set *set = hctx->queue->tag_set;
+		struct blk_mq_tags *new_tags;
+
+		if (!can_grow)
+			return -EINVAL;
+
+		/* a bound far above any real use */
+		if (tdepth > MAX_SCHED_RQ)
+			return -EINVAL;
+
+		/* shared tags were allocated at their largest depth */
+		if (blk_mq_is_shared_tags(set->flags))
+			return 0;
+
+		new_tags = blk_mq_alloc_map_and_rqs(set, hctx->queue_num, tdepth);
+		if (!new_tags)
+			return -ENOMEM;
+
+		blk_mq_free_map_and_rqs(set, *tagsptr, hctx->queue_num);
+		*tagsptr = new_tags;
+	} else {
+		/* the reserved tags keep their number */
+		sbitmap_queue_resize(&tags->bitmap_tags, tdepth - tags->nr_reserved_tags);
+	}
+
+	return 0;
+}
+
 void blk_mq_tag_resize_shared_tags(struct blk_mq_tag_set *set, unsigned int size)
 {
 	struct blk_mq_tags *tags = set->shared_tags;

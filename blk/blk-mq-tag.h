@@ -22,6 +22,8 @@ unsigned int blk_mq_get_tag(struct blk_mq_alloc_data *data);
 unsigned long blk_mq_get_tags(struct blk_mq_alloc_data *data, int nr_tags, unsigned int *offset);
 void blk_mq_put_tag(struct blk_mq_tags *tags, struct blk_mq_ctx *ctx, unsigned int tag);
 void blk_mq_put_tags(struct blk_mq_tags *tags, int *tag_array, int nr_tags);
+int blk_mq_tag_update_depth(struct blk_mq_hw_ctx *hctx, struct blk_mq_tags **tagsptr,
+			    unsigned int tdepth, bool can_grow);
 void blk_mq_tag_resize_shared_tags(struct blk_mq_tag_set *set, unsigned int size);
 void blk_mq_tag_update_sched_shared_tags(struct request_queue *q, unsigned int nr);
 

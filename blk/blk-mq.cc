@@ -47,16 +47,30 @@ static void blk_sched_flush_plug(struct task_struct *tsk)
 	blk_flush_plug(tsk->plug, true);
 }
 
+/*
+ * The subsys_initcall of block/blk-mq.c: each CPU's completion list and the
+ * BLOCK_SOFTIRQ handler. There is no CPU hotplug, so no cpuhp states.
+ */
+static int blk_mq_init(void)
+{
+	int i;
+
+	for_each_possible_cpu (i)
+		INIT_LIST_HEAD(&per_cpu(blk_cpu_done, i));
+	open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
+	return 0;
+}
+
+/*
+ * Runs blk_mq_init() and what blk_dev_init() (block/blk-core.c) sets up
+ * for blk-mq, once, before the first tag set.
+ */
 void blk_mq_init_once(void)
 {
 	static std::once_flag once;
 
 	std::call_once(once, [] {
-		int i;
-
-		for_each_possible_cpu (i)
-			INIT_LIST_HEAD(&per_cpu(blk_cpu_done, i));
-		open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
+		WARN_ON_ONCE(blk_mq_init());
 		kblockd_workqueue = alloc_workqueue("kblockd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 		BUG_ON(!kblockd_workqueue);
 		uk::sched_flush_plug_hook = blk_sched_flush_plug;
@@ -258,6 +272,7 @@ static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct
 	rq->__data_len = 0;
 	rq->__sector = (sector_t)-1;
 	rq->bio = rq->biotail = NULL;
+	rq->nr_phys_segments = 0;
 	rq->end_io = NULL;
 	rq->end_io_data = NULL;
 	INIT_LIST_HEAD(&rq->queuelist);
@@ -565,12 +580,28 @@ static void req_bio_endio(struct request *rq, struct bio *bio, unsigned int nbyt
  * Completes @nr_bytes of @req's bios (each fully done bio gets bio_endio)
  * and returns true while bytes remain.
  */
+static void blk_print_req_error(struct request *req, blk_status_t status)
+{
+	printk_ratelimited(KERN_ERR "%s error, dev %s, sector %llu op 0x%x:(%s) flags 0x%x "
+				    "phys_seg %u prio class %u\n",
+			   blk_status_to_str(status), req->q->disk ? req->q->disk->disk_name : "?",
+			   blk_rq_pos(req), (__force u32)req_op(req), blk_op_str(req_op(req)),
+			   (__force u32)(req->cmd_flags & ~REQ_OP_MASK), req->nr_phys_segments,
+			   IOPRIO_PRIO_CLASS(req_get_ioprio(req)));
+}
+
 bool blk_update_request(struct request *req, blk_status_t error, unsigned int nr_bytes)
 {
+	bool quiet = req->rq_flags & RQF_QUIET;
 	unsigned int total_bytes = 0;
 
 	if (!req->bio)
 		return false;
+
+	/* a queue without a disk (the tests' bare queues) is never dead */
+	if (unlikely(error && !blk_rq_is_passthrough(req) && !quiet) &&
+	    !(req->q->disk && test_bit(GD_DEAD, &req->q->disk->state)))
+		blk_print_req_error(req, error);
 
 	while (req->bio) {
 		struct bio *bio = req->bio;
@@ -595,6 +626,27 @@ bool blk_update_request(struct request *req, blk_status_t error, unsigned int nr
 	req->__data_len -= total_bytes;
 	req->__sector += total_bytes >> SECTOR_SHIFT;
 	return true;
+}
+
+/*
+ * Moves @rq's bios to the end of @list (a multipath driver resubmits them
+ * on another path) and leaves @rq with nothing to transfer. @rq must not
+ * have been completed in part.
+ */
+void blk_steal_bios(struct bio_list *list, struct request *rq)
+{
+	if (rq->bio) {
+		if (list->tail)
+			list->tail->bi_next = rq->bio;
+		else
+			list->head = rq->bio;
+		list->tail = rq->biotail;
+
+		rq->bio = NULL;
+		rq->biotail = NULL;
+	}
+
+	rq->__data_len = 0;
 }
 
 inline void __blk_mq_end_request(struct request *rq, blk_status_t error)
@@ -1906,6 +1958,7 @@ static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned 
 		rq->cmd_flags |= REQ_FAILFAST_MASK;
 
 	rq->__sector = bio->bi_iter.bi_sector;
+	rq->nr_phys_segments = nr_segs;
 	rq->__data_len = bio->bi_iter.bi_size;
 	rq->bio = rq->biotail = bio;
 	bio->bi_next = NULL;
@@ -2695,8 +2748,8 @@ fail:
 	return -ENOMEM;
 }
 
-static struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set,
-						    unsigned int hctx_idx, unsigned int depth)
+struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set, unsigned int hctx_idx,
+					     unsigned int depth)
 {
 	struct blk_mq_tags *tags;
 	int ret;
@@ -2713,8 +2766,8 @@ static struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set,
 	return tags;
 }
 
-static void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
-				    unsigned int hctx_idx)
+void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
+			     unsigned int hctx_idx)
 {
 	if (tags) {
 		blk_mq_free_rqs(set, tags, hctx_idx);
@@ -3322,22 +3375,62 @@ static void blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_qu
 		queue_set_hctx_shared(q, true);
 }
 
+/* Freed by blk_mq_release(), when the last reference to the queue goes. */
+static int blk_mq_alloc_ctxs(struct request_queue *q)
+{
+	struct blk_mq_ctxs *ctxs;
+	int cpu;
+
+	ctxs = (struct blk_mq_ctxs *)kzalloc(sizeof(*ctxs), GFP_KERNEL);
+	if (!ctxs)
+		return -ENOMEM;
+
+	ctxs->queue_ctx = alloc_percpu(struct blk_mq_ctx);
+	if (!ctxs->queue_ctx)
+		goto fail;
+
+	for_each_possible_cpu (cpu) {
+		struct blk_mq_ctx *ctx = per_cpu_ptr(ctxs->queue_ctx, cpu);
+		ctx->ctxs = ctxs;
+	}
+
+	q->mq_ctxs = ctxs;
+	q->queue_ctx = ctxs->queue_ctx;
+
+	return 0;
+fail:
+	kfree(ctxs);
+	return -ENOMEM;
+}
+
+/*
+ * The blk-mq part of freeing a queue: its hardware contexts (exited by
+ * blk_mq_exit_queue()) and its software queues. blk_free_queue() calls it
+ * when the last reference goes.
+ */
+void blk_mq_release(struct request_queue *q)
+{
+	struct blk_mq_ctxs *ctxs = q->mq_ctxs;
+
+	blk_mq_free_hw_queues(q);
+
+	q->queue_ctx = NULL;
+	q->mq_ctxs = NULL;
+	free_percpu(ctxs->queue_ctx);
+	kfree(ctxs);
+}
+
 static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct request_queue *q)
 {
-	int ret;
-
 	q->mq_ops = set->ops;
 	q->tag_set = set;
 
-	q->queue_ctx = alloc_percpu(struct blk_mq_ctx);
-	if (!q->queue_ctx)
-		return -ENOMEM;
+	if (blk_mq_alloc_ctxs(q))
+		goto err_exit;
 
 	blk_mq_realloc_hw_ctxs(set, q);
-	if (!q->nr_hw_queues) {
-		ret = -ENOMEM;
-		goto err_percpu;
-	}
+	if (!q->nr_hw_queues)
+		goto err_hctxs;
 
 	INIT_WORK(&q->timeout_work, blk_mq_timeout_work);
 	blk_queue_rq_timeout(q, set->timeout ? set->timeout : 30 * HZ);
@@ -3353,10 +3446,11 @@ static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct reques
 	blk_mq_map_swqueue(q);
 	return 0;
 
-err_percpu:
-	free_percpu(q->queue_ctx);
-	q->queue_ctx = NULL;
-	return ret;
+err_hctxs:
+	blk_mq_release(q);
+err_exit:
+	q->mq_ops = NULL;
+	return -ENOMEM;
 }
 
 void blk_queue_rq_timeout(struct request_queue *q, unsigned int timeout)
@@ -3413,6 +3507,8 @@ static void blk_free_queue_rcu(struct rcu_head *rcu_head)
 
 static void blk_free_queue(struct request_queue *q)
 {
+	if (queue_is_mq(q))
+		blk_mq_release(q);
 	call_rcu(&q->rcu_head, blk_free_queue_rcu);
 }
 
@@ -3478,8 +3574,9 @@ void blk_mq_cancel_work_sync(struct request_queue *q)
 }
 
 /*
- * Marks the queue dying, drains it, stops its timer and work, and frees
- * its hardware contexts. Drops the caller's (the driver's) reference.
+ * Marks the queue dying, drains it, stops its timer and work, and exits
+ * its hardware contexts. Drops the caller's (the driver's) reference; the
+ * contexts are freed with the queue (blk_mq_release()).
  */
 void blk_mq_destroy_queue(struct request_queue *q)
 {
@@ -3495,11 +3592,94 @@ void blk_mq_destroy_queue(struct request_queue *q)
 	blk_sync_queue(q);
 	blk_mq_cancel_work_sync(q);
 	blk_mq_exit_queue(q);
-	blk_mq_free_hw_queues(q);
-	free_percpu(q->queue_ctx);
-	q->queue_ctx = NULL;
 
 	blk_put_queue(q);
+}
+
+/*
+ * Changes the depth of @q's tags to @nr (the nr_requests attribute): the
+ * queue must be frozen. Without a scheduler, the driver tags only shrink
+ * or grow back up to their size; with shared tags the set's one bitmap
+ * is resized.
+ */
+int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
+{
+	struct blk_mq_tag_set *set = q->tag_set;
+	struct blk_mq_hw_ctx *hctx;
+	int ret;
+	unsigned long i;
+
+	if (WARN_ON_ONCE(!q->mq_freeze_depth))
+		return -EINVAL;
+
+	if (!set)
+		return -EINVAL;
+
+	if (q->nr_requests == nr)
+		return 0;
+
+	blk_mq_quiesce_queue(q);
+
+	ret = 0;
+	queue_for_each_hw_ctx(q, hctx, i)
+	{
+		if (!hctx->tags)
+			continue;
+		/* with a scheduler, only its tags would change */
+		if (hctx->sched_tags) {
+			ret = blk_mq_tag_update_depth(hctx, &hctx->sched_tags, nr, true);
+		} else {
+			ret = blk_mq_tag_update_depth(hctx, &hctx->tags, nr, false);
+		}
+		if (ret)
+			break;
+	}
+	if (!ret) {
+		q->nr_requests = nr;
+		if (blk_mq_is_shared_tags(set->flags)) {
+			if (q->elevator)
+				blk_mq_tag_update_sched_shared_tags(q, nr);
+			else
+				blk_mq_tag_resize_shared_tags(set, nr);
+		}
+	}
+
+	blk_mq_unquiesce_queue(q);
+
+	return ret;
+}
+
+struct gendisk *__blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
+				    void *queuedata, struct lock_class_key *lkclass)
+{
+	struct request_queue *q;
+	struct gendisk *disk;
+
+	q = blk_mq_alloc_queue(set, lim, queuedata);
+	if (IS_ERR(q))
+		return (struct gendisk *)ERR_CAST(q);
+
+	disk = __alloc_disk_node(q, set->numa_node, lkclass);
+	if (!disk) {
+		blk_mq_destroy_queue(q);
+		return (struct gendisk *)ERR_PTR(-ENOMEM);
+	}
+	/* blk_mq_destroy_queue() drops the driver's reference, not this one */
+	refcount_inc(&q->refs);
+	set_bit(GD_OWNS_QUEUE, &disk->state);
+	return disk;
+}
+
+struct gendisk *blk_mq_alloc_disk_for_queue(struct request_queue *q, struct lock_class_key *lkclass)
+{
+	struct gendisk *disk;
+
+	if (!blk_get_queue(q))
+		return NULL;
+	disk = __alloc_disk_node(q, NUMA_NO_NODE, lkclass);
+	if (!disk)
+		blk_put_queue(q);
+	return disk;
 }
 
 /*

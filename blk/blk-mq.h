@@ -393,6 +393,16 @@ void blk_mq_wake_waiters(struct request_queue *q);
 bool blk_queue_start_drain(struct request_queue *q);
 void blk_sync_queue(struct request_queue *q);
 void blk_mq_exit_queue(struct request_queue *q);
+void blk_mq_release(struct request_queue *q);
+int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr);
+struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set, unsigned int hctx_idx,
+					     unsigned int depth);
+void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
+			     unsigned int hctx_idx);
+
+/* The default nr_requests, and the largest depth scheduler tags may grow to. */
+#define BLKDEV_DEFAULT_RQ 128
+#define MAX_SCHED_RQ (16 * BLKDEV_DEFAULT_RQ)
 void blk_mq_flush_busy_ctxs(struct blk_mq_hw_ctx *hctx, struct list_head *list);
 struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *start);
 bool blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx, struct list_head *list,

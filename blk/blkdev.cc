@@ -20,21 +20,18 @@
 static DEFINE_MUTEX(disk_list_lock);
 static LIST_HEAD(disk_list);
 
-struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
-				  void *queuedata)
+/*
+ * A gendisk for @q (block/genhd.c): the disk's own reference to @q is the
+ * caller's to give.
+ */
+struct gendisk *__alloc_disk_node(struct request_queue *q, int node_id,
+				  struct lock_class_key *lkclass)
 {
-	struct request_queue *q;
 	struct gendisk *disk;
 
-	q = blk_mq_alloc_queue(set, lim, queuedata);
-	if (IS_ERR(q))
-		return (struct gendisk *)ERR_CAST(q);
-
-	disk = (struct gendisk *)kzalloc(sizeof(*disk), GFP_KERNEL);
-	if (!disk) {
-		blk_mq_destroy_queue(q);
-		return (struct gendisk *)ERR_PTR(-ENOMEM);
-	}
+	disk = (struct gendisk *)kzalloc_node(sizeof(*disk), GFP_KERNEL, node_id);
+	if (!disk)
+		return NULL;
 	disk->queue = q;
 	q->disk = disk;
 	INIT_LIST_HEAD(&disk->uk_list);
@@ -42,13 +39,15 @@ struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limit
 	disk->uk_bdev.bd_disk = disk;
 	disk->uk_bdev.bd_queue = q;
 	disk->part0 = &disk->uk_bdev;
-	/* The gendisk holds the queue struct until its last reference. */
-	refcount_inc(&q->refs);
+	(void)lkclass;
 	return disk;
 }
 
 static void disk_release(struct gendisk *disk)
 {
+	/* a queue the driver keeps must not point at a freed disk */
+	if (disk->queue->disk == disk)
+		disk->queue->disk = NULL;
 	blk_put_queue(disk->queue);
 	kfree(disk);
 }
@@ -104,12 +103,16 @@ void set_disk_ro(struct gendisk *disk, bool read_only)
 		clear_bit(GD_READ_ONLY, &disk->state);
 }
 
-/* The driver's reference: tears the queue down, frees the disk when unused. */
+/*
+ * The driver's reference: tears down a queue the disk owns, and frees the
+ * disk when unused.
+ */
 void put_disk(struct gendisk *disk)
 {
 	if (!disk)
 		return;
-	blk_mq_destroy_queue(disk->queue);
+	if (test_bit(GD_OWNS_QUEUE, &disk->state))
+		blk_mq_destroy_queue(disk->queue);
 	disk_put(disk);
 }
 

@@ -830,4 +830,190 @@ TEST_F(BlkMqTest, DumpRqFlagsPrintsPositionAndCurrentSegment) {
   bio_uninit(&bio);
 }
 
+// An error completion prints one line (blk_print_req_error()), unless the
+// request is quiet or its disk is dead; the disk here is one made for a queue
+// its driver keeps (blk_mq_alloc_disk_for_queue()).
+TEST_F(BlkMqTest, ReqErrorIsPrintedUnlessQuietOrTheDiskIsDead) {
+  ASSERT_EQ(refcount_read(&q_->refs), 1u);
+  struct gendisk *disk = blk_mq_alloc_disk_for_queue(q_, nullptr);
+  ASSERT_NE(disk, nullptr);
+  EXPECT_EQ(refcount_read(&q_->refs), 2u);
+  EXPECT_EQ(q_->disk, disk);
+  EXPECT_FALSE(test_bit(GD_OWNS_QUEUE, &disk->state));
+  snprintf(disk->disk_name, DISK_NAME_LEN, "tdisk");
+
+  auto fail_one = [&](req_flags_t flags) {
+    alignas(4096) static char buf[4096];
+    struct bio_vec vec;
+    bvec_set_virt(&vec, buf, 4096);
+    BioResult res;
+    struct bio bio;
+    bio_init(&bio, nullptr, &vec, 1, REQ_OP_READ);
+    bio.bi_vcnt = 1;
+    bio.bi_iter.bi_size = 4096;
+    bio.bi_end_io = RecordBioEnd;
+    bio.bi_private = &res;
+    struct request *rq = blk_mq_alloc_request(q_, REQ_OP_READ, 0);
+    EXPECT_FALSE(IS_ERR(rq));
+    rq->rq_flags |= flags;
+    rq->bio = rq->biotail = &bio;
+    rq->__sector = 8;
+    rq->__data_len = 4096;
+    rq->nr_phys_segments = 3;
+    bio.bi_ioprio = 2 << IOPRIO_CLASS_SHIFT;
+    unsigned int cmd_flags = rq->cmd_flags & ~REQ_OP_MASK;
+    blk_mq_end_request(rq, BLK_STS_IOERR);
+    EXPECT_EQ(res.calls.load(), 1);
+    EXPECT_EQ(res.status.load(), BLK_STS_IOERR);
+    bio_uninit(&bio);
+    return cmd_flags;
+  };
+
+  std::string lines;
+  printk_lines = &lines;
+  uk::printk_hook = CapturePrintk;
+  unsigned int cmd_flags = fail_one(0);
+  char expect[160];
+  snprintf(expect, sizeof(expect),
+           "3:I/O error, dev tdisk, sector 8 op 0x0:(READ) flags 0x%x "
+           "phys_seg 3 prio class 2\n",
+           cmd_flags);
+  EXPECT_EQ(lines, expect);
+  lines.clear();
+  fail_one(RQF_QUIET);
+  EXPECT_EQ(lines, "");
+  set_bit(GD_DEAD, &disk->state);
+  fail_one(0);
+  EXPECT_EQ(lines, "");
+  uk::printk_hook = nullptr;
+  printk_lines = nullptr;
+
+  // The disk does not own the queue: putting it leaves the queue working.
+  put_disk(disk);
+  EXPECT_EQ(q_->disk, nullptr);
+  EXPECT_EQ(refcount_read(&q_->refs), 1u);
+  EXPECT_TRUE(CanAllocate());
+}
+
+TEST_F(BlkMqTest, AllocDiskForQueueFailsOnADyingQueue) {
+  blk_queue_flag_set(QUEUE_FLAG_DYING, q_);
+  EXPECT_EQ(blk_mq_alloc_disk_for_queue(q_, nullptr), nullptr);
+  EXPECT_EQ(refcount_read(&q_->refs), 1u);
+  blk_queue_flag_clear(QUEUE_FLAG_DYING, q_);
+}
+
+TEST_F(BlkMqTest, StealBiosAppendsTheRequestsBios) {
+  struct bio b0, b1, b2;
+  bio_init(&b0, nullptr, nullptr, 0, REQ_OP_WRITE);
+  bio_init(&b1, nullptr, nullptr, 0, REQ_OP_WRITE);
+  bio_init(&b2, nullptr, nullptr, 0, REQ_OP_WRITE);
+  struct bio_list list;
+  bio_list_init(&list);
+  list.head = list.tail = &b0;
+
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(rq, nullptr);
+  b1.bi_next = &b2;
+  rq->bio = &b1;
+  rq->biotail = &b2;
+  rq->__data_len = 8192;
+  blk_steal_bios(&list, rq);
+  EXPECT_EQ(rq->bio, nullptr);
+  EXPECT_EQ(rq->biotail, nullptr);
+  EXPECT_EQ(blk_rq_bytes(rq), 0u);
+  EXPECT_EQ(bio_list_pop(&list), &b0);
+  EXPECT_EQ(bio_list_pop(&list), &b1);
+  EXPECT_EQ(bio_list_pop(&list), &b2);
+  EXPECT_TRUE(bio_list_empty(&list));
+  EXPECT_EQ(list.tail, nullptr);
+
+  // Into an empty list, and from a request without bios.
+  rq->bio = rq->biotail = &b1;
+  rq->__data_len = 4096;
+  blk_steal_bios(&list, rq);
+  EXPECT_EQ(list.head, &b1);
+  EXPECT_EQ(list.tail, &b1);
+  blk_steal_bios(&list, rq);
+  EXPECT_EQ(list.head, &b1);
+  EXPECT_EQ(bio_list_pop(&list), &b1);
+
+  blk_mq_free_request(rq);
+  bio_uninit(&b0);
+  bio_uninit(&b1);
+  bio_uninit(&b2);
+}
+
+// nr_requests: only a frozen queue changes it; without a scheduler the driver
+// tags shrink and grow back, never past their size or down to the reserved.
+TEST_F(BlkMqTest, UpdateNrRequestsResizesTheDriverTags) {
+  // WARN_ON_ONCE: it prints on the first run only (--gtest_repeat).
+  static bool warned;
+  long warns = uk::warn_count;
+  uk::testing::AllowWarnings();
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 4), -EINVAL);
+  EXPECT_EQ(uk::warn_count, warns + (warned ? 0 : 1));
+  warned = true;
+
+  blk_mq_freeze_queue(q_);
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 8), 0);
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 16), -EINVAL);
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 0), -EINVAL);
+  EXPECT_EQ(q_->nr_requests, 8u);
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 4), 0);
+  EXPECT_EQ(q_->nr_requests, 4u);
+  EXPECT_EQ(q_->queue_hw_ctx[0]->tags->bitmap_tags.sb.depth, 4u);
+  EXPECT_FALSE(blk_queue_quiesced(q_));
+  blk_mq_unfreeze_queue(q_);
+
+  std::vector<struct request *> rqs;
+  for (;;) {
+    struct request *rq =
+        blk_mq_alloc_request(q_, REQ_OP_DRV_IN, BLK_MQ_REQ_NOWAIT);
+    if (IS_ERR(rq)) {
+      EXPECT_EQ(PTR_ERR(rq), -EWOULDBLOCK);
+      break;
+    }
+    rqs.push_back(rq);
+    ASSERT_LE(rqs.size(), 8u);
+  }
+  EXPECT_EQ(rqs.size(), 4u);
+  for (struct request *rq : rqs) blk_mq_free_request(rq);
+
+  blk_mq_freeze_queue(q_);
+  EXPECT_EQ(blk_mq_update_nr_requests(q_, 8), 0);
+  blk_mq_unfreeze_queue(q_);
+  EXPECT_EQ(q_->queue_hw_ctx[0]->tags->bitmap_tags.sb.depth, 8u);
+}
+
+// The contexts outlive blk_mq_destroy_queue() while a reference is held, and
+// go with the last one (blk_mq_release()); a disk from blk_mq_alloc_disk()
+// owns its queue.
+TEST_F(BlkMqTest, ContextsAreFreedWithTheLastQueueReference) {
+  size_t percpu_before = uk::percpu_bytes_in_use();
+  struct request_queue *q = blk_mq_init_queue(&set_);
+  ASSERT_FALSE(IS_ERR(q));
+  ASSERT_NE(q->mq_ctxs, nullptr);
+  int cpu;
+  for_each_possible_cpu(cpu) {
+    EXPECT_EQ(per_cpu_ptr(q->queue_ctx, cpu)->ctxs, q->mq_ctxs);
+  }
+  ASSERT_TRUE(blk_get_queue(q));
+  blk_mq_destroy_queue(q);
+  EXPECT_NE(q->queue_ctx, nullptr);
+  EXPECT_NE(q->queue_hw_ctx, nullptr);
+  EXPECT_GT(uk::percpu_bytes_in_use(), percpu_before);
+  blk_put_queue(q);
+  rcu_barrier();  // q_usage_counter goes after a grace period
+  EXPECT_EQ(uk::percpu_bytes_in_use(), percpu_before);
+
+  struct gendisk *disk = blk_mq_alloc_disk(&set_, nullptr, nullptr);
+  ASSERT_FALSE(IS_ERR(disk));
+  EXPECT_TRUE(test_bit(GD_OWNS_QUEUE, &disk->state));
+  EXPECT_EQ(disk->queue->disk, disk);
+  EXPECT_EQ(refcount_read(&disk->queue->refs), 2u);
+  put_disk(disk);
+  rcu_barrier();
+  EXPECT_EQ(uk::percpu_bytes_in_use(), percpu_before);
+}
+
 }  // namespace

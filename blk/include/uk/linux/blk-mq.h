@@ -57,6 +57,8 @@ typedef enum rq_end_io_ret(rq_end_io_fn)(struct request *, blk_status_t);
 #define RQF_STARTED ((req_flags_t)(1U << 1))
 /* Part of a flush sequence: never set here, there is no flush state machine. */
 #define RQF_FLUSH_SEQ ((req_flags_t)(1U << 4))
+/* Errors of this request are not printed (blk_print_req_error()). */
+#define RQF_QUIET ((req_flags_t)(1U << 11))
 #define RQF_TIMED_OUT ((req_flags_t)(1U << 21))
 
 /*
@@ -82,6 +84,8 @@ struct request {
 
 	struct bio *bio;
 	struct bio *biotail;
+
+	unsigned short nr_phys_segments;
 
 	/* On a plug's lists a request is singly linked; elsewhere a list_head. */
 	union {
@@ -114,6 +118,19 @@ static inline unsigned int blk_rq_bytes(const struct request *rq)
 static inline unsigned int blk_rq_sectors(const struct request *rq)
 {
 	return blk_rq_bytes(rq) >> SECTOR_SHIFT;
+}
+
+/* I/O priority: the class in the top 3 bits of 16 (include/uapi/linux/ioprio.h). */
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_NR_CLASSES 8
+#define IOPRIO_CLASS_MASK (IOPRIO_NR_CLASSES - 1)
+#define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & IOPRIO_CLASS_MASK)
+
+static inline unsigned short req_get_ioprio(struct request *req)
+{
+	if (req->bio)
+		return req->bio->bi_ioprio;
+	return 0;
 }
 
 static inline bool blk_rq_is_passthrough(const struct request *rq)
@@ -419,6 +436,12 @@ struct blk_mq_ctx {
 	unsigned short index_hw[HCTX_MAX_TYPES];
 	struct blk_mq_hw_ctx *hctxs[HCTX_MAX_TYPES];
 	struct request_queue *queue;
+	struct blk_mq_ctxs *ctxs;
+};
+
+/* The per-CPU software queues of one request queue (blk_mq_alloc_ctxs()). */
+struct blk_mq_ctxs {
+	struct blk_mq_ctx __percpu *queue_ctx;
 };
 
 #define queue_for_each_hw_ctx(q, hctx, i)                  \
@@ -480,6 +503,8 @@ struct request *blk_mq_alloc_request(struct request_queue *q, blk_opf_t opf,
 				     blk_mq_req_flags_t flags);
 void blk_mq_free_request(struct request *rq);
 void blk_mq_start_request(struct request *rq);
+struct bio_list;
+void blk_steal_bios(struct bio_list *list, struct request *rq);
 void blk_mq_end_request(struct request *rq, blk_status_t error);
 void __blk_mq_end_request(struct request *rq, blk_status_t error);
 void blk_mq_end_request_batch(struct io_comp_batch *iob);

@@ -90,6 +90,7 @@ struct request_queue {
 	const struct blk_mq_ops *mq_ops;
 
 	struct blk_mq_ctx __percpu *queue_ctx;
+	struct blk_mq_ctxs *mq_ctxs; /* freed by blk_mq_release() */
 	struct blk_mq_hw_ctx **queue_hw_ctx;
 	unsigned int nr_hw_queues;
 
@@ -206,6 +207,7 @@ struct gendisk {
 
 #define GD_READ_ONLY 1
 #define GD_DEAD 2
+#define GD_OWNS_QUEUE 6
 
 static inline struct request_queue *bdev_get_queue(struct block_device *bdev)
 {
@@ -280,12 +282,29 @@ static inline unsigned int bdev_logical_block_size(struct block_device *bdev)
 	return queue_logical_block_size(bdev_get_queue(bdev));
 }
 
+struct lock_class_key;
+
 /*
  * blk_mq_alloc_disk(): a request queue on @set (queuedata = @queuedata)
- * plus its gendisk; ERR_PTR on failure.
+ * plus its gendisk, which owns the queue (GD_OWNS_QUEUE: put_disk() tears
+ * it down); ERR_PTR on failure.
  */
-struct gendisk *blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
-				  void *queuedata);
+struct gendisk *__blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
+				    void *queuedata, struct lock_class_key *lkclass);
+#define blk_mq_alloc_disk(set, lim, queuedata)                    \
+	({                                                        \
+		static struct lock_class_key __key;               \
+                                                                  \
+		__blk_mq_alloc_disk(set, lim, queuedata, &__key); \
+	})
+/*
+ * A gendisk for a queue the caller keeps (and destroys): the disk holds a
+ * reference to @q; NULL when @q is dying or memory runs out.
+ */
+struct gendisk *blk_mq_alloc_disk_for_queue(struct request_queue *q,
+					    struct lock_class_key *lkclass);
+struct gendisk *__alloc_disk_node(struct request_queue *q, int node_id,
+				  struct lock_class_key *lkclass);
 /* Makes the disk visible to uk::blkdev_lookup() under disk->disk_name. */
 int add_disk(struct gendisk *disk);
 /* Hides the disk, fails new I/O with -ENODEV and waits for in-flight I/O. */

@@ -51,6 +51,8 @@ void warn(const char *file, int line, const char *cond);
 #define pr_warn_once pr_warn
 #define pr_err_ratelimited pr_err
 #define pr_info_ratelimited pr_info
+/* No rate limit: every message is printed. */
+#define printk_ratelimited printk
 
 #define BUG() ::uk::bug(__FILE__, __LINE__, "BUG()")
 #define BUG_ON(cond)                                          \
