@@ -48,15 +48,20 @@ static inline void *kmap_local_page(struct page *page)
 static inline void kunmap_local(const void *addr) {}
 
 /*
- * Zeroes @len bytes at @offset in @page (include/linux/highmem.h; there is
- * no data cache to flush in user mode).
+ * Makes a page written through one mapping coherent for the others on CPUs
+ * whose data caches alias: user mode has one mapping of every page, so
+ * there is nothing to do.
  */
+static inline void flush_dcache_page(struct page *page) {}
+
+/* Zeroes @len bytes at @offset in @page (include/linux/highmem.h). */
 static inline void memzero_page(struct page *page, size_t offset, size_t len)
 {
 	char *addr = (char *)kmap_local_page(page);
 
 	VM_BUG_ON(offset + len > PAGE_SIZE);
 	memset(addr + offset, 0, len);
+	flush_dcache_page(page);
 	kunmap_local(addr);
 }
 
@@ -90,19 +95,6 @@ static inline void memcpy_page(struct page *dst_page, size_t dst_off, struct pag
 	kunmap_local(src);
 	kunmap_local(dst);
 }
-
-/* Clears @size bytes at @start in @page (include/linux/highmem.h). */
-static inline void zero_user(struct page *page, unsigned int start, unsigned int size)
-{
-	memset_page(page, start, 0, size);
-}
-
-/*
- * Makes a page written through one mapping coherent for the others on CPUs
- * whose data caches alias: user mode has one mapping of every page, so
- * there is nothing to do.
- */
-static inline void flush_dcache_page(struct page *page) {}
 
 struct bio_vec {
 	struct page *bv_page;
