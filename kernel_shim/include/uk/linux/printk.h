@@ -24,8 +24,9 @@ namespace uk
  * printk sink; level is the KERN_* digit. Tests can capture it. As in the
  * kernel, a message ends its line unless the next one is KERN_CONT, and
  * the pointer extensions of %p (%ps, %pS, ...) print the bare address.
+ * Cold, as the kernel's _printk(): the paths that print are the unlikely ones.
  */
-__printf(1, 2) int printk(const char *fmt, ...);
+__printf(1, 2) __cold int printk(const char *fmt, ...);
 /* Counts WARN()s and BUG()s; tests assert it stays at zero. */
 extern long warn_count;
 __noreturn void bug(const char *file, int line, const char *cond);
