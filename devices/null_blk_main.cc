@@ -1094,8 +1094,12 @@ static enum blk_eh_timer_return null_timeout_rq(struct request *rq)
 		struct nullb_queue *nq = (struct nullb_queue *)hctx->driver_data;
 
 		spin_lock(&nq->poll_lock);
-		/* null_poll() may have picked it up already. */
-		if (blk_mq_request_completed(rq)) {
+		/*
+		 * null_poll() may have picked it up already (COMPLETE), or
+		 * picked it up and ended it (IDLE) after the timeout work saw
+		 * it expired: either way it is no longer ours to complete.
+		 */
+		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT) {
 			spin_unlock(&nq->poll_lock);
 			return BLK_EH_DONE;
 		}
