@@ -26,12 +26,15 @@
 
 unsigned int nr_cpu_ids = 1;
 struct cpumask __cpu_online_mask = {{1UL}};
+struct cpumask __cpu_possible_mask = {{1UL}};
 
 namespace uk {
 
 constinit thread_local ThreadCpu tls_cpu
     __attribute__((tls_model("initial-exec")));
 int host_to_vcpu[1024];
+unsigned int vcpu_identity_limit = 1;
+std::atomic<uint64_t> offline_cpus{0};
 constinit CpuState cpu_state[NR_CPUS];
 SchedHook sched_hook = nullptr;
 #ifdef UKERN_EXPLORE
@@ -52,8 +55,9 @@ __attribute__((constructor(101))) void init_rseq_cpu_id_offset() {
 
 int host_vcpu_slow() {
   int h = host_cpu();
-  if (static_cast<unsigned int>(h) < nr_cpu_ids) return h;
-  return h >= 0 && h < 1024 ? host_to_vcpu[h] : 0;
+  if (h >= 0 && h < 1024)
+    return __atomic_load_n(&host_to_vcpu[h], __ATOMIC_RELAXED);
+  return static_cast<int>(cpumask_first(cpu_online_mask));
 }
 
 namespace {
@@ -132,14 +136,20 @@ bool try_take(CpuState &s, uint32_t bits) {
   return false;
 }
 
-// Waits until none of `bits` is set on `s`, then sets them.
-void take(CpuState &s, uint32_t bits) {
+// Waits until none of `bits` is set on `s`, then sets them. With `cpu` >= 0
+// (a pinned task's CPU, whose word `s` is), it gives up and returns false
+// once that CPU is offline: cpu_mark_offline() wakes the word's sleepers.
+bool take(CpuState &s, uint32_t bits, int cpu = -1) {
   if (unlikely(sched_block_hook != nullptr)) {
-    while (!try_take(s, bits)) sched_block_hook("cpu", &s.word, bits);
-    return;
+    while (!try_take(s, bits)) {
+      if (cpu >= 0 && !cpu_online(cpu)) return false;
+      sched_block_hook("cpu", &s.word, bits);
+    }
+    return true;
   }
   for (int spin = 0;; spin++) {
-    if (try_take(s, bits)) return;
+    if (try_take(s, bits)) return true;
+    if (cpu >= 0 && !cpu_online(cpu)) return false;
     if (spin < 200) {
       cpu_pause();
       continue;
@@ -150,25 +160,56 @@ void take(CpuState &s, uint32_t bits) {
         !s.word.compare_exchange_weak(w, w | kCpuWaiters,
                                       std::memory_order_relaxed))
       continue;
+    // Read after the word: a CAS that came after cpu_mark_offline()'s wake
+    // read from its release, and the fence makes the mask change visible.
+    if (cpu >= 0) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (!cpu_online(cpu)) return false;
+    }
     futex_wait(&s.word, w | kCpuWaiters);
   }
 }
 
 // Picks the CPU a task context takes: its pinned CPU, else the one it runs
 // on if free, else any free one (the scheduler would have put it there).
+// A pinned task whose CPU is offline is placed as an unpinned one. An
+// offline CPU stays owned (cpu_mark_offline()), so try_take() never gets it.
 int pick_and_take(ThreadCpu &t, uint32_t bits) {
-  if (t.pinned >= 0) {
-    take(cpu_state[t.pinned], bits);
+  if (t.pinned >= 0 && cpu_online(t.pinned) &&
+      take(cpu_state[t.pinned], bits, t.pinned))
     return t.pinned;
-  }
   int first = host_vcpu();
   if (try_take(cpu_state[first], bits)) return first;
   for (unsigned int i = 1; i < nr_cpu_ids; i++) {
     int c = (first + i) % nr_cpu_ids;
     if (try_take(cpu_state[c], bits)) return c;
   }
-  take(cpu_state[first], bits);
-  return first;
+  for (;;) {
+    if (!cpu_online(first))
+      first = static_cast<int>(cpumask_first(cpu_online_mask));
+    if (take(cpu_state[first], bits, first)) return first;
+  }
+}
+
+// Maps every host CPU to an online virtual CPU: itself when it is one,
+// else the online CPUs in turn.
+void rebuild_host_map() {
+  unsigned int n = nr_cpu_ids;
+  unsigned int online[NR_CPUS], nr_online = 0, limit = n;
+
+  for (unsigned int c = 0; c < n; c++) {
+    if (cpu_online(c))
+      online[nr_online++] = c;
+    else if (limit == n)
+      limit = c;
+  }
+  for (int h = 0; h < 1024; h++) {
+    unsigned int v = static_cast<unsigned int>(h) < n && cpu_online(h)
+                         ? h
+                         : online[h % nr_online];
+    __atomic_store_n(&host_to_vcpu[h], static_cast<int>(v), __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&vcpu_identity_limit, limit, __ATOMIC_RELAXED);
 }
 
 void run_pending(int cpu);
@@ -178,13 +219,48 @@ void run_pending(int cpu);
 void set_nr_cpu_ids(unsigned int n) {
   if (n < 1) n = 1;
   if (n > NR_CPUS) n = NR_CPUS;
+  WARN_ON(offline_cpus.load(std::memory_order_relaxed) != 0);
   nr_cpu_ids = n;
   bitmap_zero(cpumask_bits(&__cpu_online_mask), NR_CPUS);
   bitmap_set(cpumask_bits(&__cpu_online_mask), 0, n);
-  for (int h = 0; h < 1024; h++) host_to_vcpu[h] = h % n;
+  bitmap_zero(cpumask_bits(&__cpu_possible_mask), NR_CPUS);
+  bitmap_set(cpumask_bits(&__cpu_possible_mask), 0, n);
+  rebuild_host_map();
   // Counter adds index copies by host CPU: every host CPU must be a
   // possible CPU, or sums over the possible CPUs would miss some copies.
   rseq_counter_cpus = __rseq_size > 0 && host_cpu_count() <= n ? NR_CPUS : 0;
+}
+
+void cpu_mark_offline(unsigned int cpu) {
+  CpuState &s = cpu_state[cpu];
+
+  // stop_machine()'s part: wait until no task and no interrupt holds the
+  // CPU, then take it out of the online mask while holding it.
+  take(s, kCpuOwned | kCpuBh | kCpuIrq);
+  offline_cpus.fetch_or(1ULL << cpu, std::memory_order_relaxed);
+  cpumask_clear_cpu(cpu, &__cpu_online_mask);
+  rebuild_host_map();
+  // Wakes the word's sleepers with nothing given back yet. The release of
+  // the RMW pairs with the fence in take(): a pinned task asleep on the
+  // word wakes, or sees the CPU offline before it sleeps, and goes
+  // elsewhere.
+  cpu_state_give(s, 0);
+}
+
+void cpu_mark_dead(unsigned int cpu) {
+  CpuState &s = cpu_state[cpu];
+
+  // Interrupt work queued for the CPU may run in its context from now on;
+  // tasks never do, as kCpuOwned stays set.
+  cpu_state_give(s, kCpuBh | kCpuIrq);
+  if (s.has_pending.load(std::memory_order_acquire)) run_pending(cpu);
+}
+
+void cpu_mark_online(unsigned int cpu) {
+  cpumask_set_cpu(cpu, &__cpu_online_mask);
+  offline_cpus.fetch_and(~(1ULL << cpu), std::memory_order_relaxed);
+  rebuild_host_map();
+  cpu_state_give(cpu_state[cpu], kCpuOwned);
 }
 
 void cpu_wake_waiters(CpuState &s) {
@@ -363,7 +439,9 @@ void run_in_softirq(int cpu, const std::function<void()> &fn) {
 
 int smp_call_function_single(int cpu, smp_call_func_t func, void *info,
                              int wait) {
-  if (cpu < 0 || static_cast<unsigned int>(cpu) >= nr_cpu_ids) return -ENXIO;
+  if (cpu < 0 || static_cast<unsigned int>(cpu) >= nr_cpu_ids ||
+      !cpu_online(cpu))
+    return -ENXIO;
   // The IPI is delivered synchronously from the caller's thread; with
   // !wait the caller still sees it done, which is a legal timing.
   uk::run_in_hardirq(cpu, [func, info] { func(info); });

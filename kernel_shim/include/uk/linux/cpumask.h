@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * CPU masks over the virtual CPUs. All nr_cpu_ids CPUs are possible and
- * online; there is no hotplug, so cpu_online_mask and cpu_possible_mask are
- * the same set, rebuilt when the CPU count is set (nr_cpus=). A mask is a
- * bitmap of NR_CPUS bits on the stack or in its structure: cpumask_var_t is
- * the !CONFIG_CPUMASK_OFFSTACK form, and its allocation cannot fail.
+ * present (rebuilt when the CPU count is set, nr_cpus=); cpu_online_mask is
+ * the subset that CPU hotplug (<uk/linux/cpu.h>) has not taken down. A mask
+ * is a bitmap of NR_CPUS bits on the stack or in its structure:
+ * cpumask_var_t is the !CONFIG_CPUMASK_OFFSTACK form, and its allocation
+ * cannot fail.
  */
 #ifndef UK_LINUX_CPUMASK_H
 #define UK_LINUX_CPUMASK_H
@@ -16,13 +17,15 @@
 #include <uk/shim/cpu.h>
 
 #define for_each_possible_cpu(cpu) for ((cpu) = 0; (cpu) < (int)nr_cpu_ids; (cpu)++)
-#define for_each_online_cpu(cpu) for_each_possible_cpu (cpu)
+#define for_each_online_cpu(cpu) for_each_cpu((cpu), cpu_online_mask)
 #define for_each_present_cpu(cpu) for_each_possible_cpu (cpu)
 #define num_possible_cpus() (nr_cpu_ids)
-#define num_online_cpus() (nr_cpu_ids)
+#define num_online_cpus() cpumask_weight(cpu_online_mask)
 #define num_present_cpus() (nr_cpu_ids)
-#define cpu_online(cpu) ((unsigned int)(cpu) < nr_cpu_ids)
+#define cpu_online(cpu) \
+	((unsigned int)(cpu) < nr_cpu_ids && cpumask_test_cpu((cpu), cpu_online_mask))
 #define cpu_possible(cpu) ((unsigned int)(cpu) < nr_cpu_ids)
+#define cpu_present(cpu) cpu_possible(cpu)
 
 static inline unsigned int cpumask_next_wrap_cpu(int cpu)
 {
@@ -37,11 +40,15 @@ typedef struct cpumask cpumask_var_t[1];
 
 #define cpumask_bits(maskp) ((maskp)->bits)
 
-/* Every virtual CPU: set by the CPU model whenever nr_cpu_ids changes. */
+/*
+ * The possible (and present) CPUs, set whenever nr_cpu_ids changes; the
+ * online ones, which CPU hotplug changes too.
+ */
+extern struct cpumask __cpu_possible_mask __uk_hidden;
 extern struct cpumask __cpu_online_mask __uk_hidden;
 #define cpu_online_mask ((const struct cpumask *)&__cpu_online_mask)
-#define cpu_possible_mask cpu_online_mask
-#define cpu_present_mask cpu_online_mask
+#define cpu_possible_mask ((const struct cpumask *)&__cpu_possible_mask)
+#define cpu_present_mask cpu_possible_mask
 
 static inline void cpumask_set_cpu(unsigned int cpu, struct cpumask *dstp)
 {

@@ -82,8 +82,17 @@ inline void cpu_state_give(CpuState &s, uint32_t bits) {
     cpu_wake_waiters(s);
 }
 
-// Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids().
+// Host CPU number -> virtual CPU, refreshed by set_nr_cpu_ids() and by CPU
+// hotplug: every entry names an online CPU.
 extern int host_to_vcpu[1024] __uk_hidden;
+
+// Host CPUs below this number run as the virtual CPU of the same number: the
+// first offline CPU, or nr_cpu_ids when all are online (CPU hotplug).
+extern unsigned int vcpu_identity_limit __uk_hidden;
+
+// Bit n set: virtual CPU n is offline (remove_cpu(), <uk/linux/cpu.h>). One
+// word, as NR_CPUS is 64; cpu_online_mask holds the complement.
+extern std::atomic<uint64_t> offline_cpus __uk_hidden;
 
 // The host CPU this thread runs on: the cpu_id the kernel keeps in the
 // thread's rseq area, which glibc (2.35+) registers for every thread. That
@@ -125,9 +134,11 @@ inline int host_vcpu() {
 #else
   h = rseq_cpu_id();
 #endif
-  // host_to_vcpu[] is the identity below nr_cpu_ids, and a negative cpu_id
-  // (no rseq) is above it as unsigned: one compare for the common case.
-  if (likely(static_cast<unsigned int>(h) < nr_cpu_ids)) return h;
+  // host_to_vcpu[] is the identity below vcpu_identity_limit, and a negative
+  // cpu_id (no rseq) is above it as unsigned: one compare for the common case.
+  if (likely(static_cast<unsigned int>(h) <
+             __atomic_load_n(&vcpu_identity_limit, __ATOMIC_RELAXED)))
+    return h;
   return host_vcpu_slow();
 }
 
@@ -138,7 +149,11 @@ inline int current_cpu() {
   if (likely((t.cpu & t.sticky & t.pinned) < 0)) return host_vcpu();
   if (t.cpu >= 0) return t.cpu;
   if (t.sticky >= 0) return t.sticky;
-  if (t.pinned >= 0) return t.pinned;
+  // A thread pinned to an offline CPU runs elsewhere, as the scheduler
+  // breaks the affinity of a task whose only CPU went down.
+  if (t.pinned >= 0 &&
+      !((offline_cpus.load(std::memory_order_relaxed) >> t.pinned) & 1))
+    return t.pinned;
   return host_vcpu();
 }
 
@@ -148,9 +163,20 @@ void cpu_release(uint32_t bits);  // drop `bits`; may run pending irqs
 void irq_restore_slow();          // local_irq_enable() bookkeeping
 void preempt_underflow(const char *what);
 
-// Sets the number of virtual CPUs (1..NR_CPUS). Call while no thread holds a
-// CPU; per-CPU data stays valid (areas exist for all NR_CPUS).
+// Sets the number of virtual CPUs (1..NR_CPUS), all of them online. Call
+// while no thread holds a CPU and every CPU is online; per-CPU data stays
+// valid (areas exist for all NR_CPUS).
 void set_nr_cpu_ids(unsigned int n);
+
+// CPU hotplug's part of the model (kernel_shim/cpu.cc calls them under the
+// hotplug lock). cpu_mark_offline() waits until no task and no interrupt
+// holds `cpu`, takes it out of cpu_online_mask and keeps it, so that
+// nothing runs there while the DEAD callbacks run; cpu_mark_dead() then
+// lets interrupt work in again, and the CPU stays owned, so no task takes
+// it until cpu_mark_online() puts it back.
+void cpu_mark_offline(unsigned int cpu);
+void cpu_mark_dead(unsigned int cpu);
+void cpu_mark_online(unsigned int cpu);
 
 // Pins the calling thread to virtual CPU `cpu` (-1 unpins). A thread that
 // holds a CPU cannot be re-pinned until it lets go.
