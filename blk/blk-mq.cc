@@ -16,9 +16,11 @@
 #include <mutex>
 
 #include <uk/linux/completion.h>
+#include <uk/linux/cpuhotplug.h>
 #include <uk/linux/delay.h>
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/init.h>
 #include <uk/linux/interrupt.h>
 #include <uk/linux/jiffies.h>
 #include <uk/linux/kernel.h>
@@ -27,6 +29,7 @@
 #include <uk/linux/rculist.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/suspend.h>
 
 #include "blk-mq-tag.h"
 #include "blk-mq.h"
@@ -37,7 +40,14 @@ void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
 /* Requests completed in BLOCK_SOFTIRQ, per CPU (list_head + irqs off, as in v5.10). */
 static DEFINE_PER_CPU(struct list_head, blk_cpu_done);
 
+/* Serializes adding and removing hctxs' cpuhp instances. */
+static DEFINE_MUTEX(blk_mq_cpuhp_lock);
+
 static void blk_done_softirq(void);
+static int blk_softirq_cpu_dead(unsigned int cpu);
+static int blk_mq_hctx_notify_dead(unsigned int cpu, struct hlist_node *node);
+static int blk_mq_hctx_notify_online(unsigned int cpu, struct hlist_node *node);
+static int blk_mq_hctx_notify_offline(unsigned int cpu, struct hlist_node *node);
 static int blk_hctx_poll(struct request_queue *q, struct blk_mq_hw_ctx *hctx,
 			 struct io_comp_batch *iob, unsigned int flags);
 
@@ -48,16 +58,23 @@ static void blk_sched_flush_plug(struct task_struct *tsk)
 }
 
 /*
- * The subsys_initcall of block/blk-mq.c: each CPU's completion list and the
- * BLOCK_SOFTIRQ handler. There is no CPU hotplug, so no cpuhp states.
+ * The subsys_initcall of block/blk-mq.c: each CPU's completion list, the
+ * BLOCK_SOFTIRQ handler and the CPU hotplug states. A completion reaches
+ * another CPU by smp_call_function_single(), so there is no csd to set up.
  */
-static int blk_mq_init(void)
+static int __init blk_mq_init(void)
 {
 	int i;
 
 	for_each_possible_cpu (i)
 		INIT_LIST_HEAD(&per_cpu(blk_cpu_done, i));
 	open_softirq(BLOCK_SOFTIRQ, blk_done_softirq);
+
+	cpuhp_setup_state_nocalls(CPUHP_BLOCK_SOFTIRQ_DEAD, "block/softirq:dead", NULL,
+				  blk_softirq_cpu_dead);
+	cpuhp_setup_state_multi(CPUHP_BLK_MQ_DEAD, "block/mq:dead", NULL, blk_mq_hctx_notify_dead);
+	cpuhp_setup_state_multi(CPUHP_AP_BLK_MQ_ONLINE, "block/mq:online",
+				blk_mq_hctx_notify_online, blk_mq_hctx_notify_offline);
 	return 0;
 }
 
@@ -102,7 +119,7 @@ static void blk_mq_hctx_mark_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_c
 		sbitmap_set_bit(&hctx->ctx_map, bit);
 }
 
-void blk_mq_hctx_clear_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
+static void blk_mq_hctx_clear_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
 {
 	const int bit = ctx->index_hw[hctx->type];
 
@@ -758,6 +775,13 @@ static void blk_done_softirq(void)
 	blk_complete_reqs(&local_list);
 }
 
+/* The dead CPU's softirq never comes: complete its requests here. */
+static int blk_softirq_cpu_dead(unsigned int cpu)
+{
+	blk_complete_reqs(&per_cpu(blk_cpu_done, cpu));
+	return 0;
+}
+
 /* On the target CPU, in its hardirq context (the IPI) or with irqs off. */
 static void blk_mq_queue_softirq_done(struct request *rq)
 {
@@ -795,7 +819,8 @@ static inline bool blk_mq_complete_need_ipi(struct request *rq)
 					    cpus_share_cache(cpu, rq->mq_ctx->cpu)))
 		return false;
 
-	return (unsigned int)rq->mq_ctx->cpu < nr_cpu_ids;
+	/* No IPI to a CPU that is offline. */
+	return cpu_online(rq->mq_ctx->cpu);
 }
 
 static void blk_mq_complete_send_ipi(struct request *rq)
@@ -3059,9 +3084,13 @@ static struct blk_mq_hw_ctx *blk_mq_alloc_hctx(struct request_queue *q, struct b
 	spin_lock_init(&hctx->lock);
 	INIT_LIST_HEAD(&hctx->dispatch);
 	INIT_DELAYED_WORK(&hctx->run_work, blk_mq_run_work_fn);
+	INIT_HLIST_NODE(&hctx->cpuhp_dead);
+	INIT_HLIST_NODE(&hctx->cpuhp_online);
 	hctx->queue = q;
 	hctx->flags = set->flags & ~BLK_MQ_F_TAG_QUEUE_SHARED;
 	hctx->numa_node = node;
+
+	INIT_LIST_HEAD(&hctx->hctx_list);
 
 	hctx->ctxs =
 		(struct blk_mq_ctx **)kcalloc_node(nr_cpu_ids, sizeof(void *), GFP_KERNEL, node);
@@ -3089,11 +3118,21 @@ static int blk_mq_init_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
 			    struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
 {
 	hctx->queue_num = hctx_idx;
+	clear_bit(BLK_MQ_S_INACTIVE, &hctx->state);
+
 	hctx->tags = set->tags[hctx_idx];
 
 	if (set->ops->init_hctx && set->ops->init_hctx(hctx, set->driver_data, hctx_idx))
-		return -1;
+		goto fail;
+
+	if (!(hctx->flags & BLK_MQ_F_STACKING))
+		cpuhp_state_add_instance_nocalls(CPUHP_AP_BLK_MQ_ONLINE, &hctx->cpuhp_online);
+	cpuhp_state_add_instance_nocalls(CPUHP_BLK_MQ_DEAD, &hctx->cpuhp_dead);
+
 	return 0;
+
+fail:
+	return -1;
 }
 
 struct rq_iter_data {
@@ -3113,7 +3152,7 @@ static bool blk_mq_has_request(struct request *rq, void *data)
 }
 
 /* Whether any request of @hctx holds a tag (allocated, queued or started). */
-bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx)
+static bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx)
 {
 	struct blk_mq_tags *tags = hctx->sched_tags ? hctx->sched_tags : hctx->tags;
 	struct rq_iter_data data = {
@@ -3124,6 +3163,188 @@ bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx)
 	return data.has_rq;
 }
 
+/*
+ * Whether a CPU other than @this_cpu is online and mapped to @hctx. The
+ * queue map decides, not hctx->cpumask, which would leave isolated CPUs out.
+ */
+static bool blk_mq_hctx_has_online_cpu(struct blk_mq_hw_ctx *hctx, unsigned int this_cpu)
+{
+	enum hctx_type type = (enum hctx_type)hctx->type;
+	int cpu;
+
+	for_each_online_cpu (cpu) {
+		struct blk_mq_hw_ctx *h = blk_mq_map_queue_type(hctx->queue, type, cpu);
+
+		if (h != hctx)
+			continue;
+
+		if (this_cpu != (unsigned int)cpu)
+			return true;
+	}
+
+	return false;
+}
+
+/*
+ * CPUHP_AP_BLK_MQ_ONLINE teardown, on @cpu before it goes: when it is the
+ * last online CPU of @hctx, stop tag allocation there and wait until the
+ * requests @hctx has out are all freed.
+ */
+static int blk_mq_hctx_notify_offline(unsigned int cpu, struct hlist_node *node)
+{
+	struct blk_mq_hw_ctx *hctx = hlist_entry_safe(node, struct blk_mq_hw_ctx, cpuhp_online);
+	int ret = 0;
+
+	if (!hctx->nr_ctx || blk_mq_hctx_has_online_cpu(hctx, cpu))
+		return 0;
+
+	/*
+	 * The barrier orders the INACTIVE bit before the tag walk below; it
+	 * pairs with the acquire of the tag bit in sbitmap_get(), after which
+	 * blk_mq_get_tag() tests INACTIVE and hands the tag back.
+	 */
+	set_bit(BLK_MQ_S_INACTIVE, &hctx->state);
+	smp_mb__after_atomic();
+
+	/* No reference: the queue is frozen, so no request is out. */
+	if (percpu_ref_tryget(&hctx->queue->q_usage_counter)) {
+		while (blk_mq_hctx_has_requests(hctx)) {
+			/* A wakeup event during suspend: give up, stay active. */
+			if (pm_wakeup_pending()) {
+				clear_bit(BLK_MQ_S_INACTIVE, &hctx->state);
+				ret = -EBUSY;
+				break;
+			}
+			msleep(5);
+		}
+		percpu_ref_put(&hctx->queue->q_usage_counter);
+	}
+
+	return ret;
+}
+
+/* CPUHP_AP_BLK_MQ_ONLINE startup, on @cpu: its hctx takes requests again. */
+static int blk_mq_hctx_notify_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct blk_mq_hw_ctx *hctx = hlist_entry_safe(node, struct blk_mq_hw_ctx, cpuhp_online);
+
+	if (blk_mq_cpu_mapped_to_hctx(cpu, hctx))
+		clear_bit(BLK_MQ_S_INACTIVE, &hctx->state);
+	return 0;
+}
+
+/*
+ * CPUHP_BLK_MQ_DEAD teardown, on another CPU once @cpu is dead: requests
+ * left in @cpu's software queue for @hctx go to the hctx's dispatch list,
+ * and the hctx runs.
+ */
+static int blk_mq_hctx_notify_dead(unsigned int cpu, struct hlist_node *node)
+{
+	struct blk_mq_hw_ctx *hctx;
+	struct blk_mq_ctx *ctx;
+	LIST_HEAD(tmp);
+	enum hctx_type type;
+
+	hctx = hlist_entry_safe(node, struct blk_mq_hw_ctx, cpuhp_dead);
+	if (!blk_mq_cpu_mapped_to_hctx(cpu, hctx))
+		return 0;
+
+	ctx = __blk_mq_get_ctx(hctx->queue, cpu);
+	type = (enum hctx_type)hctx->type;
+
+	spin_lock(&ctx->lock);
+	if (!list_empty(&ctx->rq_lists[type])) {
+		list_splice_init(&ctx->rq_lists[type], &tmp);
+		blk_mq_hctx_clear_pending(hctx, ctx);
+	}
+	spin_unlock(&ctx->lock);
+
+	if (list_empty(&tmp))
+		return 0;
+
+	spin_lock(&hctx->lock);
+	list_splice_tail_init(&tmp, &hctx->dispatch);
+	spin_unlock(&hctx->lock);
+
+	blk_mq_run_hw_queue(hctx, true);
+	return 0;
+}
+
+static void __blk_mq_remove_cpuhp(struct blk_mq_hw_ctx *hctx)
+{
+	lockdep_assert_held(&blk_mq_cpuhp_lock);
+
+	if (!(hctx->flags & BLK_MQ_F_STACKING) && !hlist_unhashed(&hctx->cpuhp_online)) {
+		cpuhp_state_remove_instance_nocalls(CPUHP_AP_BLK_MQ_ONLINE, &hctx->cpuhp_online);
+		INIT_HLIST_NODE(&hctx->cpuhp_online);
+	}
+
+	if (!hlist_unhashed(&hctx->cpuhp_dead)) {
+		cpuhp_state_remove_instance_nocalls(CPUHP_BLK_MQ_DEAD, &hctx->cpuhp_dead);
+		INIT_HLIST_NODE(&hctx->cpuhp_dead);
+	}
+}
+
+static void blk_mq_remove_cpuhp(struct blk_mq_hw_ctx *hctx)
+{
+	mutex_lock(&blk_mq_cpuhp_lock);
+	__blk_mq_remove_cpuhp(hctx);
+	mutex_unlock(&blk_mq_cpuhp_lock);
+}
+
+static void __blk_mq_add_cpuhp(struct blk_mq_hw_ctx *hctx)
+{
+	lockdep_assert_held(&blk_mq_cpuhp_lock);
+
+	if (!(hctx->flags & BLK_MQ_F_STACKING) && hlist_unhashed(&hctx->cpuhp_online))
+		cpuhp_state_add_instance_nocalls(CPUHP_AP_BLK_MQ_ONLINE, &hctx->cpuhp_online);
+
+	if (hlist_unhashed(&hctx->cpuhp_dead))
+		cpuhp_state_add_instance_nocalls(CPUHP_BLK_MQ_DEAD, &hctx->cpuhp_dead);
+}
+
+static void __blk_mq_remove_cpuhp_list(struct list_head *head)
+{
+	struct blk_mq_hw_ctx *hctx;
+
+	lockdep_assert_held(&blk_mq_cpuhp_lock);
+
+	list_for_each_entry (hctx, head, hctx_list)
+		__blk_mq_remove_cpuhp(hctx);
+}
+
+/*
+ * Takes the exited hctxs out of the cpuhp states; the list is moved aside
+ * meanwhile, as the cpuhp mutex may not nest in the spinlock.
+ */
+static void blk_mq_remove_hw_queues_cpuhp(struct request_queue *q)
+{
+	LIST_HEAD(hctx_list);
+
+	spin_lock(&q->unused_hctx_lock);
+	list_splice_init(&q->unused_hctx_list, &hctx_list);
+	spin_unlock(&q->unused_hctx_lock);
+
+	mutex_lock(&blk_mq_cpuhp_lock);
+	__blk_mq_remove_cpuhp_list(&hctx_list);
+	mutex_unlock(&blk_mq_cpuhp_lock);
+
+	spin_lock(&q->unused_hctx_lock);
+	list_splice(&hctx_list, &q->unused_hctx_list);
+	spin_unlock(&q->unused_hctx_lock);
+}
+
+/* Puts every hctx of @q in the cpuhp states it is not in yet. */
+static void blk_mq_add_hw_queues_cpuhp(struct request_queue *q)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	mutex_lock(&blk_mq_cpuhp_lock);
+	queue_for_each_hw_ctx(q, hctx, i) __blk_mq_add_cpuhp(hctx);
+	mutex_unlock(&blk_mq_cpuhp_lock);
+}
+
 static void blk_mq_exit_hctx(struct request_queue *q, struct blk_mq_tag_set *set,
 			     struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx)
 {
@@ -3131,6 +3352,10 @@ static void blk_mq_exit_hctx(struct request_queue *q, struct blk_mq_tag_set *set
 		blk_mq_tag_idle(hctx);
 	if (set->ops->exit_hctx)
 		set->ops->exit_hctx(hctx, hctx_idx);
+
+	spin_lock(&q->unused_hctx_lock);
+	list_add(&hctx->hctx_list, &q->unused_hctx_list);
+	spin_unlock(&q->unused_hctx_lock);
 }
 
 static void blk_mq_free_hctx(struct blk_mq_hw_ctx *hctx)
@@ -3294,18 +3519,23 @@ static void blk_mq_exit_hw_queues(struct request_queue *q, struct blk_mq_tag_set
 	{
 		if ((int)i == nr_queue)
 			break;
+		blk_mq_remove_cpuhp(hctx);
 		blk_mq_exit_hctx(q, set, hctx, i);
 	}
 }
 
+/* Every hctx is on q->unused_hctx_list by now (exited). */
 static void blk_mq_free_hw_queues(struct request_queue *q)
 {
+	struct blk_mq_hw_ctx *hctx, *next;
 	unsigned int i;
 
-	for (i = 0; i < q->nr_hw_queues; i++) {
-		if (q->queue_hw_ctx[i])
-			blk_mq_free_hctx(q->queue_hw_ctx[i]);
-		q->queue_hw_ctx[i] = NULL;
+	for (i = 0; i < q->nr_hw_queues; i++)
+		WARN_ON_ONCE(q->queue_hw_ctx[i] && list_empty(&q->queue_hw_ctx[i]->hctx_list));
+
+	list_for_each_entry_safe (hctx, next, &q->unused_hctx_list, hctx_list) {
+		list_del_init(&hctx->hctx_list);
+		blk_mq_free_hctx(hctx);
 	}
 	kfree(q->queue_hw_ctx);
 	q->queue_hw_ctx = NULL;
@@ -3317,8 +3547,9 @@ static void blk_mq_free_hw_queues(struct request_queue *q)
  * exited and initialized again for its index (the kernel's reuse of an
  * exited context); only the contexts beyond @q's present count are
  * allocated. When one of those cannot be made, the new ones are exited and
- * freed and q->nr_hw_queues keeps its value, which the caller compares with
- * the set's; contexts beyond a smaller count are exited and freed.
+ * q->nr_hw_queues keeps its value, which the caller compares with the set's;
+ * contexts beyond a smaller count are exited. Exited contexts leave the
+ * cpuhp states and wait on q->unused_hctx_list for blk_mq_release().
  */
 static void blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_queue *q)
 {
@@ -3340,7 +3571,12 @@ static void blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_qu
 		struct blk_mq_hw_ctx *hctx = i < q->nr_hw_queues ? hctxs[i] : NULL;
 
 		if (hctx) {
+			/* Exited, out of the cpuhp states and off the unused list: reusable. */
 			blk_mq_exit_hctx(q, set, hctx, i);
+			blk_mq_remove_cpuhp(hctx);
+			spin_lock(&q->unused_hctx_lock);
+			list_del_init(&hctx->hctx_list);
+			spin_unlock(&q->unused_hctx_lock);
 			WARN_ON_ONCE(blk_mq_init_hctx(q, set, hctx, i));
 			continue;
 		}
@@ -3361,16 +3597,21 @@ static void blk_mq_realloc_hw_ctxs(struct blk_mq_tag_set *set, struct request_qu
 		i = q->nr_hw_queues;
 		q->nr_hw_queues = set->nr_hw_queues;
 	}
-	/* the contexts from j up to i are not @q's any more */
+	/* the contexts from j up to i are not @q's any more: on the unused list */
 	for (; j < i; j++) {
 		blk_mq_exit_hctx(q, set, hctxs[j], j);
-		blk_mq_free_hctx(hctxs[j]);
 		hctxs[j] = NULL;
 	}
 	if (!q->nr_hw_queues) {
 		kfree(q->queue_hw_ctx);
 		q->queue_hw_ctx = NULL;
 	}
+
+	/* unregister cpuhp callbacks for exited hctxs */
+	blk_mq_remove_hw_queues_cpuhp(q);
+
+	/* register cpuhp for new initialized hctxs */
+	blk_mq_add_hw_queues_cpuhp(q);
 	if (set->flags & BLK_MQ_F_TAG_QUEUE_SHARED)
 		queue_set_hctx_shared(q, true);
 }
@@ -3427,6 +3668,9 @@ static int blk_mq_init_allocated_queue(struct blk_mq_tag_set *set, struct reques
 
 	if (blk_mq_alloc_ctxs(q))
 		goto err_exit;
+
+	INIT_LIST_HEAD(&q->unused_hctx_list);
+	spin_lock_init(&q->unused_hctx_lock);
 
 	blk_mq_realloc_hw_ctxs(set, q);
 	if (!q->nr_hw_queues)

@@ -511,10 +511,6 @@ static inline unsigned int blk_rq_cur_sectors(const struct request *rq)
 	return blk_rq_cur_bytes(rq) >> SECTOR_SHIFT;
 }
 
-/* The kernel's callers are CPU hotplug handlers; the tests call these. */
-void blk_mq_hctx_clear_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx);
-bool blk_mq_hctx_has_requests(struct blk_mq_hw_ctx *hctx);
-
 static inline void blk_mq_clear_mq_map(struct blk_mq_queue_map *qmap)
 {
 	int cpu;

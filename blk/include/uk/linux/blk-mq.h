@@ -425,6 +425,15 @@ struct blk_mq_hw_ctx {
 	struct blk_mq_ctx **ctxs;
 	/* Which of ctxs[] hold requests. */
 	struct sbitmap ctx_map;
+
+	/*
+	 * Instances of the CPU hotplug states CPUHP_AP_BLK_MQ_ONLINE and
+	 * CPUHP_BLK_MQ_DEAD (unhashed while not added), and the link on
+	 * q->unused_hctx_list once the hctx is exited.
+	 */
+	struct hlist_node cpuhp_online;
+	struct hlist_node cpuhp_dead;
+	struct list_head hctx_list;
 };
 
 /* Per-CPU software queue. */

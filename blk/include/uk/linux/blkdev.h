@@ -93,6 +93,9 @@ struct request_queue {
 	struct blk_mq_ctxs *mq_ctxs; /* freed by blk_mq_release() */
 	struct blk_mq_hw_ctx **queue_hw_ctx;
 	unsigned int nr_hw_queues;
+	/* Exited hctxs, freed by blk_mq_release(). */
+	struct list_head unused_hctx_list;
+	spinlock_t unused_hctx_lock;
 
 	struct blk_mq_tag_set *tag_set;
 	struct list_head tag_set_list;
