@@ -18,6 +18,8 @@
 //    allow operation mode switching operations to be called concurrently",
 //    4.8), for the explorer's historical race: the *_v47 functions below,
 //    entered through a one-statement seam at the top of each switch.
+//  - percpu_ref_init_hook, when set, may change percpu_ref_init()'s flags:
+//    AIO's era mode aio.ref=atomic starts its kioctx refs atomic with it.
 //
 // Upstream: lib/percpu-refcount.c @ v6.12
 #define KBUILD_MODNAME "percpu_ref"
@@ -39,6 +41,8 @@ static const char *const percpu_ref_switch_names[] = { "current", "v47" };
 module_param_enum(switch, percpu_ref_switch_v47, percpu_ref_switch_names, 0644);
 MODULE_PARM_DESC(switch, "Mode switches: current (4.8+, under percpu_ref_switch_lock), "
 			 "v47 (no lock, before 33e465ce7cb3)");
+
+unsigned int (*percpu_ref_init_hook)(percpu_ref_func_t *release, unsigned int flags);
 
 static DECLARE_WAIT_QUEUE_HEAD(percpu_ref_switch_waitq);
 
@@ -74,6 +78,9 @@ int percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release, unsigned
 	unsigned long start_count = 0;
 	unsigned long ptr;
 	struct percpu_ref_data *data;
+
+	if (unlikely(percpu_ref_init_hook))
+		flags = percpu_ref_init_hook(release, flags);
 
 	ptr = (unsigned long)(void *)__alloc_percpu_gfp(sizeof(unsigned long), align,
 							gfp | __GFP_PCPU_COUNTER);

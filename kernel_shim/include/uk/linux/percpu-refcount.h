@@ -69,6 +69,13 @@ struct percpu_ref {
  */
 extern bool percpu_ref_switch_v47;
 
+/*
+ * ukern: an era seam at the top of percpu_ref_init(), which passes @flags
+ * through it when set. AIO's aio.ref=atomic uses it to start the kioctx refs
+ * in atomic mode, as the atomic_t counts they were before 3.10.
+ */
+extern unsigned int (*percpu_ref_init_hook)(percpu_ref_func_t *release, unsigned int flags);
+
 int __must_check percpu_ref_init(struct percpu_ref *ref, percpu_ref_func_t *release,
 				 unsigned int flags, gfp_t gfp);
 void percpu_ref_exit(struct percpu_ref *ref);
