@@ -5,9 +5,9 @@
  * io_cancel, with the kernel's names, structures and algorithms.
  *
  * What stands in for the kernel here:
- *  - the ring pages: a memfd "arena" mapped once as the kernel alias
- *    (ctx->ring, what ring_pages are to the kernel) and once more per
- *    context as the user mapping whose address is the aio_context_t;
+ *  - the ring pages: a memfd "arena" mapped once as the kernel alias, where
+ *    each ring folio (ctx->ring_folios[i]) is a page of it, and once more
+ *    per context as the user mapping whose address is the aio_context_t;
  *  - the process's mm: `current->mm` is the shim's one uk::process_mm
  *    (<uk/linux/mm_types.h>), with ioctx_lock and an RCU-published
  *    ioctx_table (plus the pre-3.11 list and the radix tree of the
@@ -15,9 +15,10 @@
  *  - user memory: copy_{from,to}_user with fault fixup (usercopy.cc);
  *  - struct file: fds registered with aio_register_file() use their ops
  *    table, every other fd the host-fd ops (aio_host.cc);
- *  - sleeping in read_events: a per-thread eventfd woken from aio_complete
- *    through the aio_waiter min_nr filter, waited on with ppoll() so the
- *    signal mask is swapped atomically and signals give -EINTR;
+ *  - sleeping in read_events: a per-thread eventfd, written when the
+ *    waiter on ctx->wait is woken (aio_complete's min_nr filter,
+ *    kill_ioctx's wake_up_all), waited on with ppoll() so the signal mask
+ *    is swapped atomically and signals give -EINTR;
  *  - the system workqueue: aio_wq, an unbound workqueue of the shim (a
  *    worker for each pending item, never a thread per ctx).
  *
@@ -45,6 +46,7 @@
 #include <uk/linux/aio_v26.h>
 #include <uk/linux/atomic.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/cacheflush.h>
 #include <uk/linux/compat.h>
 #include <uk/linux/completion.h>
 #include <uk/linux/cred.h>
@@ -54,6 +56,7 @@
 #include <uk/linux/kernel.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
+#include <uk/linux/mm.h>
 #include <uk/linux/mm_types.h>
 #include <uk/linux/moduleparam.h>
 #include <uk/linux/mutex.h>
@@ -69,6 +72,7 @@
 #include <uk/linux/slab.h>
 #include <uk/linux/spinlock.h>
 #include <uk/linux/syscalls.h>
+#include <uk/linux/wait.h>
 #include <uk/linux/workqueue.h>
 
 #include "aio_internal.h"
@@ -79,6 +83,7 @@
 #define AIO_RING_INCOMPAT_FEATURES 0
 #define KIOCB_KEY 0
 #define AIO_PLUG_THRESHOLD 2
+#define AIO_RING_PAGES 8
 #ifndef UIO_FASTIOV
 #define UIO_FASTIOV 8
 #endif
@@ -108,6 +113,12 @@
 #endif
 #ifndef READ
 #define READ 0
+#endif
+/* No sleep-in-atomic debugging state to reset (include/linux/kernel.h). */
+#ifndef sched_annotate_sleep
+#define sched_annotate_sleep() \
+	do {                   \
+	} while (0)
 #endif
 #ifndef WRITE
 #define WRITE 1
@@ -174,17 +185,11 @@ struct ctx_rq_wait {
 	atomic_t count;
 };
 
-/* ctx->wait: the io_getevents sleepers (see read_events()). */
-struct aio_wait_queue_head {
-	spinlock_t lock;
-	struct list_head head;
-	unsigned nr; /* waiters on head; read locklessly (waitqueue_active) */
-};
-
+/* An io_getevents sleeper on ctx->wait (see read_events()). */
 struct aio_waiter {
-	struct list_head entry; /* on ctx->wait.head while waiting */
-	int efd;		/* the sleeper's eventfd */
-	size_t min_nr;		/* wake only once this many events are there */
+	struct wait_queue_entry w;
+	size_t min_nr; /* wake only once this many events are there */
+	int efd;       /* the sleeper's eventfd, what wakes it */
 };
 
 struct kioctx {
@@ -217,9 +222,10 @@ struct kioctx {
 	unsigned long mmap_base;
 	unsigned long mmap_size;
 
-	struct aio_ring *ring; /* kernel alias of the ring pages */
-	struct aio_ring_area ring_area;
+	/* The ring pages, at their places in the kernel alias of ring_area. */
+	struct folio **ring_folios;
 	long nr_pages;
+	struct aio_ring_area ring_area;
 
 	struct rcu_work free_rwork; /* see free_ioctx() */
 
@@ -248,13 +254,15 @@ struct kioctx {
 	unsigned reqs_available_locked; /* ReqsMode::kLocked */
 
 	struct mutex ring_lock ____cacheline_aligned_in_smp;
-	struct aio_wait_queue_head wait;
+	wait_queue_head_t wait;
 
 	unsigned tail ____cacheline_aligned_in_smp;
 	unsigned completed_events;
 	spinlock_t completion_lock;
 
-	unsigned id ____cacheline_aligned_in_smp;
+	struct folio *internal_folios[AIO_RING_PAGES];
+
+	unsigned id;
 };
 
 struct fsync_iocb {
@@ -373,6 +381,20 @@ struct mm_struct *aio_current_mm(void)
 
 static void aio_fork_child(void);
 static void aio_exit_mm(void);
+static void free_ioctx_users(struct percpu_ref *ref);
+static void free_ioctx_reqs(struct percpu_ref *ref);
+
+/*
+ * RefMode::kAtomic: the kioctx refs start in atomic mode, as the atomic_t
+ * counts of the contexts before 3.10 (percpu_ref_init_hook).
+ */
+static unsigned int aio_ref_init_flags(percpu_ref_func_t *release, unsigned int flags)
+{
+	if (aio_ref_mode == RefMode::kAtomic &&
+	    (release == free_ioctx_users || release == free_ioctx_reqs))
+		flags |= PERCPU_REF_INIT_ATOMIC;
+	return flags;
+}
 
 /*
  * fs.aio-nr and fs.aio-max-nr: there is no sysctl table to register them in.
@@ -404,6 +426,7 @@ static void aio_setup(void)
 		spin_lock_init(&uk::process_mm.ioctx_lock);
 		INIT_HLIST_HEAD(&uk::process_mm.ioctx_list);
 		INIT_RADIX_TREE(&uk::process_mm.ioctx_rtree, GFP_ATOMIC);
+		percpu_ref_init_hook = aio_ref_init_flags;
 		pthread_atfork(nullptr, nullptr, aio_fork_child);
 		atexit(aio_exit_mm);
 	});
@@ -412,11 +435,36 @@ static void aio_setup(void)
 /* ------------------------------------------------------------------ */
 /* The ring: pages, the user mapping, and finding a moved mapping.     */
 
+/*
+ * The ring's pages go back to their arena, which stands for the ring file
+ * and its page cache; no page migration can reach the kioctx through it.
+ */
+static void put_aio_ring_file(struct kioctx *ctx)
+{
+	aio_ring_area_free(&ctx->ring_area);
+}
+
 static void aio_free_ring(struct kioctx *ctx)
 {
-	if (ctx->ring) {
-		aio_ring_area_free(&ctx->ring_area);
-		ctx->ring = NULL;
+	int i;
+
+	/* Detach the ring pages from their arena (the kernel's ring file). */
+	put_aio_ring_file(ctx);
+
+	for (i = 0; i < ctx->nr_pages; i++) {
+		struct folio *folio = ctx->ring_folios[i];
+
+		if (!folio)
+			continue;
+
+		pr_debug("pid(%d) [%d] folio->count=%d\n", current->pid, i, folio_ref_count(folio));
+		ctx->ring_folios[i] = NULL;
+		folio_put(folio);
+	}
+
+	if (ctx->ring_folios && ctx->ring_folios != ctx->internal_folios) {
+		kfree(ctx->ring_folios);
+		ctx->ring_folios = NULL;
 	}
 }
 
@@ -432,7 +480,7 @@ static int vm_munmap(unsigned long start, size_t len)
  */
 static bool aio_ring_mapped_at(struct kioctx *ctx, unsigned long addr)
 {
-	struct aio_ring *ring = ctx->ring;
+	struct aio_ring *ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
 	unsigned cookie = 0x5eed0000u | (ctx->id & 0xffff), seen = 0;
 	unsigned saved = READ_ONCE(ring->incompat_features);
 	bool same;
@@ -473,6 +521,7 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	struct aio_ring *ring;
 	unsigned long size;
 	long nr_pages;
+	long i;
 	void *user;
 	int err;
 
@@ -489,10 +538,22 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	err = aio_ring_area_alloc(&ctx->ring_area, nr_pages);
 	if (err)
 		return err;
-	ctx->nr_pages = nr_pages;
-	ctx->ring = (struct aio_ring *)ctx->ring_area.kaddr;
 
 	nr_events = (PAGE_SIZE * nr_pages - sizeof(struct aio_ring)) / sizeof(struct io_event);
+
+	ctx->ring_folios = ctx->internal_folios;
+	if (nr_pages > AIO_RING_PAGES) {
+		ctx->ring_folios = kcalloc(nr_pages, sizeof(struct folio *), GFP_KERNEL);
+		if (!ctx->ring_folios) {
+			put_aio_ring_file(ctx);
+			return -ENOMEM;
+		}
+	}
+
+	/* Page i of the ring is page i of the area's kernel alias. */
+	for (i = 0; i < nr_pages; i++)
+		ctx->ring_folios[i] = virt_to_folio((char *)ctx->ring_area.kaddr + i * PAGE_SIZE);
+	ctx->nr_pages = i;
 
 	ctx->mmap_size = nr_pages * PAGE_SIZE;
 	user = aio_ring_area_map_user(&ctx->ring_area);
@@ -504,9 +565,10 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	ctx->mmap_base = (unsigned long)user;
 
 	ctx->user_id = ctx->mmap_base;
-	ctx->nr_events = nr_events; /* ours: userspace can rewrite ring->nr */
+	ctx->nr_events = nr_events;		    /* ours: userspace can rewrite ring->nr */
+	ctx->reqs_available_locked = nr_events - 1; /* ReqsMode::kLocked */
 
-	ring = ctx->ring;
+	ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
 	ring->nr = nr_events; /* the value userspace reads */
 	ring->id = ~0U;
 	ring->head = ring->tail = 0;
@@ -514,6 +576,7 @@ static int aio_setup_ring(struct kioctx *ctx, unsigned int nr_events)
 	ring->compat_features = AIO_RING_COMPAT_FEATURES;
 	ring->incompat_features = AIO_RING_INCOMPAT_FEATURES;
 	ring->header_length = sizeof(struct aio_ring);
+	flush_dcache_folio(ctx->ring_folios[0]);
 
 	return 0;
 }
@@ -677,7 +740,8 @@ static int ioctx_add_table(struct kioctx *ctx, struct mm_struct *mm)
 					 * the whole setup, so page migration
 					 * cannot swap the ring pages here.
 					 */
-					ring = ctx->ring;
+					ring = (struct aio_ring *)folio_address(
+						ctx->ring_folios[0]);
 					ring->id = ctx->id;
 					return 0;
 				}
@@ -772,19 +836,14 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 	/* ring_lock stays held until setup is finished, so that page
 	 * migration never sees a half-built kioctx. */
 	mutex_lock(&ctx->ring_lock);
-	spin_lock_init(&ctx->wait.lock);
-	INIT_LIST_HEAD(&ctx->wait.head);
+	init_waitqueue_head(&ctx->wait);
 
 	INIT_LIST_HEAD(&ctx->active_reqs);
 
-	if (percpu_ref_init(&ctx->users, free_ioctx_users,
-			    aio_ref_mode == RefMode::kAtomic ? PERCPU_REF_INIT_ATOMIC : 0,
-			    GFP_KERNEL))
+	if (percpu_ref_init(&ctx->users, free_ioctx_users, 0, GFP_KERNEL))
 		goto err;
 
-	if (percpu_ref_init(&ctx->reqs, free_ioctx_reqs,
-			    aio_ref_mode == RefMode::kAtomic ? PERCPU_REF_INIT_ATOMIC : 0,
-			    GFP_KERNEL))
+	if (percpu_ref_init(&ctx->reqs, free_ioctx_reqs, 0, GFP_KERNEL))
 		goto err;
 
 	ctx->cpu = alloc_percpu(struct kioctx_cpu);
@@ -796,7 +855,6 @@ static struct kioctx *ioctx_alloc(unsigned nr_events)
 		goto err;
 
 	atomic_set(&ctx->reqs_available, ctx->nr_events - 1);
-	ctx->reqs_available_locked = ctx->nr_events - 1;
 	ctx->req_batch = (ctx->nr_events - 1) / (num_possible_cpus() * 4);
 	if (ctx->req_batch < 1)
 		ctx->req_batch = 1;
@@ -842,21 +900,30 @@ err:
 	return (struct kioctx *)ERR_PTR(err);
 }
 
-static void aio_wake_up_all(struct kioctx *ctx)
+/*
+ * What wake_up_process() is to the kernel's read_events() sleeper: a write
+ * to the eventfd its ppoll() waits on. The caller holds ctx->wait.lock and
+ * takes the waiter off the queue, so there is one write per queueing.
+ */
+static void aio_wake_sleeper(struct aio_waiter *w)
 {
-	struct aio_waiter *curr, *next;
 	u64 one = 1;
 
-	/* Interrupts off: aio_complete() takes this lock in the completion irq. */
-	spin_lock_irq(&ctx->wait.lock);
-	list_for_each_entry_safe (curr, next, &ctx->wait.head, entry) {
-		list_del_init(&curr->entry);
-		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
-		if (write(curr->efd, &one, sizeof(one)) < 0) {
-			/* the counter cannot overflow: it is drained at each wakeup */
-		}
+	if (write(w->efd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow: it is drained at each wakeup */
 	}
-	spin_unlock_irq(&ctx->wait.lock);
+}
+
+/*
+ * The wake function of a read_events() waiter, for wake_up_all() from
+ * kill_ioctx(): wakes it and dequeues it, as autoremove_wake_function()
+ * does for the kernel's sleeper.
+ */
+static int aio_waiter_wake(struct wait_queue_entry *wait, unsigned mode, int sync, void *key)
+{
+	aio_wake_sleeper(container_of(wait, struct aio_waiter, w));
+	list_del_init_careful(&wait->entry);
+	return 1;
 }
 
 /* kill_ioctx
@@ -887,7 +954,7 @@ static int kill_ioctx(struct mm_struct *mm, struct kioctx *ctx, struct ctx_rq_wa
 	 * No synchronize_rcu() here: free_ioctx_reqs() defers the free past
 	 * a grace period.
 	 */
-	aio_wake_up_all(ctx);
+	wake_up_all(&ctx->wait);
 
 	/*
 	 * Refund the quota now rather than in free_ioctx(). Waiting for the
@@ -1104,8 +1171,11 @@ static void user_refill_reqs_available(struct kioctx *ctx)
 		 * either: refill_reqs_available() never gives back more than
 		 * ctx->completed_events.
 		 */
-		ring = ctx->ring;
-		head = smp_load_acquire(&ring->head);
+		ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
+		head = READ_ONCE(ring->head);
+		/* Stands for the order aio_read_events_ring() gives the
+		 * events it copied out before its store of ring->head. */
+		uk_tsan_acquire(&ring->head);
 
 		refill_reqs_available(ctx, head, ctx->tail);
 	}
@@ -1276,8 +1346,8 @@ static void aio_complete(struct aio_kiocb *iocb)
 {
 	struct kioctx *ctx = iocb->ki_ctx;
 	struct aio_ring *ring;
-	struct io_event *event;
-	unsigned tail, head, avail;
+	struct io_event *ev_page, *event;
+	unsigned tail, pos, head, avail;
 	unsigned long flags;
 
 	/*
@@ -1288,32 +1358,47 @@ static void aio_complete(struct aio_kiocb *iocb)
 	spin_lock_irqsave(&ctx->completion_lock, flags);
 
 	tail = ctx->tail;
-	ring = ctx->ring;
-	event = &ring->io_events[tail];
+	pos = tail + AIO_EVENTS_OFFSET;
 
 	if (++tail >= ctx->nr_events)
 		tail = 0;
 
+	ev_page = (struct io_event *)folio_address(ctx->ring_folios[pos / AIO_EVENTS_PER_PAGE]);
+	event = ev_page + pos % AIO_EVENTS_PER_PAGE;
+
 	*event = iocb->ki_res;
 
+	flush_dcache_folio(ctx->ring_folios[pos / AIO_EVENTS_PER_PAGE]);
+
+	pr_debug("%p[%u]: %p: %p %Lx %Lx %Lx\n", ctx, tail, iocb,
+		 (void __user *)(unsigned long)iocb->ki_res.obj,
+		 (unsigned long long)iocb->ki_res.data, (unsigned long long)iocb->ki_res.res,
+		 (unsigned long long)iocb->ki_res.res2);
+
 	/*
-	 * The event must be visible before tail: pairs with the acquire load
-	 * of ring->tail in aio_read_events_ring() and in user-space reapers.
+	 * The event must be visible before tail: pairs with the smp_rmb()
+	 * after the load of ring->tail in aio_read_events_ring(), and with
+	 * the acquire load of it in user-space reapers.
 	 */
 	smp_wmb();
 
 	ctx->tail = tail;
 
-	head = smp_load_acquire(&ring->head);
-	smp_store_release(&ring->tail, tail);
+	ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
+	head = READ_ONCE(ring->head);
+	uk_tsan_acquire(&ring->head); /* as in user_refill_reqs_available() */
+	uk_tsan_release(&ring->tail); /* the smp_wmb() above */
+	WRITE_ONCE(ring->tail, tail);
+	flush_dcache_folio(ctx->ring_folios[0]);
 
 	ctx->completed_events++;
 	if (ctx->completed_events > 1)
 		refill_reqs_available(ctx, head, tail);
 
-	head %= ctx->nr_events;
-	avail = tail >= head ? tail - head : tail + ctx->nr_events - head;
+	avail = tail > head ? tail - head : tail + ctx->nr_events - head;
 	spin_unlock_irqrestore(&ctx->completion_lock, flags);
+
+	pr_debug("added to ring %p at [%u]\n", iocb, tail);
 
 	/*
 	 * IOCB_FLAG_RESFD: also notify the eventfd attached to the request.
@@ -1324,24 +1409,21 @@ static void aio_complete(struct aio_kiocb *iocb)
 
 	/*
 	 * Full barrier between publishing ring->tail above and the lockless
-	 * check of ctx->wait.nr below: store first, then look for waiters
+	 * check of ctx->wait below: store first, then look for waiters
 	 * without the lock, the same pattern as wake_up_bit(). Pairs with
 	 * the smp_mb() read_events() issues after queueing its waiter.
 	 */
 	smp_mb();
 
-	if (READ_ONCE(ctx->wait.nr)) {
+	if (waitqueue_active(&ctx->wait)) {
 		struct aio_waiter *curr, *next;
-		u64 one = 1;
+		unsigned long flags;
 
 		spin_lock_irqsave(&ctx->wait.lock, flags);
-		list_for_each_entry_safe (curr, next, &ctx->wait.head, entry)
+		list_for_each_entry_safe (curr, next, &ctx->wait.head, w.entry)
 			if (avail >= curr->min_nr) {
-				list_del_init(&curr->entry);
-				WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
-				if (write(curr->efd, &one, sizeof(one)) < 0) {
-					/* cannot overflow: drained at each wakeup */
-				}
+				aio_wake_sleeper(curr);
+				list_del_init_careful(&curr->w.entry);
 			}
 		spin_unlock_irqrestore(&ctx->wait.lock, flags);
 	}
@@ -1365,17 +1447,30 @@ static inline void iocb_put(struct aio_kiocb *iocb)
 static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *event, long nr)
 {
 	struct aio_ring *ring;
-	unsigned head, tail;
+	unsigned head, tail, pos;
 	long ret = 0;
 	int copy_ret;
 
+	/*
+	 * Taking ring_lock may sleep inside read_events()' wait loop; that
+	 * is expected there, and the loop simply goes round once more.
+	 */
+	sched_annotate_sleep();
 	mutex_lock(&ctx->ring_lock);
 
 	/* Holding ring_lock keeps the ring pages and head stable here. */
-	ring = ctx->ring;
+	ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
 	head = READ_ONCE(ring->head);
-	/* Pairs with the release store of ring->tail in aio_complete(). */
-	tail = smp_load_acquire(&ring->tail);
+	tail = READ_ONCE(ring->tail);
+
+	/*
+	 * The events up to tail are read only after tail: pairs with the
+	 * smp_wmb() in aio_complete().
+	 */
+	smp_rmb();
+	uk_tsan_acquire(&ring->tail);
+
+	pr_debug("h%u t%u m%u\n", head, tail, ctx->nr_events);
 
 	if (head == tail)
 		goto out;
@@ -1385,15 +1480,22 @@ static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *eve
 
 	while (ret < nr) {
 		long avail;
+		struct io_event *ev;
+		struct folio *folio;
 
 		avail = (head <= tail ? tail : ctx->nr_events) - head;
 		if (head == tail)
 			break;
 
-		avail = min(avail, nr - ret);
+		pos = head + AIO_EVENTS_OFFSET;
+		folio = ctx->ring_folios[pos / AIO_EVENTS_PER_PAGE];
+		pos %= AIO_EVENTS_PER_PAGE;
 
-		copy_ret = copy_to_user((void __user *)((uintptr_t)event + ret * sizeof(*event)),
-					ring->io_events + head, sizeof(struct io_event) * avail);
+		avail = min(avail, nr - ret);
+		avail = min_t(long, avail, AIO_EVENTS_PER_PAGE - pos);
+
+		ev = (struct io_event *)folio_address(folio);
+		copy_ret = copy_to_user(event + ret, ev + pos, sizeof(*ev) * avail);
 
 		if (unlikely(copy_ret)) {
 			ret = -EFAULT;
@@ -1405,12 +1507,18 @@ static long aio_read_events_ring(struct kioctx *ctx, struct io_event __user *eve
 		head %= ctx->nr_events;
 	}
 
+	ring = (struct aio_ring *)folio_address(ctx->ring_folios[0]);
 	/*
-	 * The copies above are done before a completer may reuse their
-	 * slots: pairs with the acquire loads of ring->head in
-	 * aio_complete() and user_refill_reqs_available().
+	 * Stands for the order between the copies above and this store,
+	 * which x86 keeps: a completer that reads the new head may reuse
+	 * the slots (uk_tsan_acquire() in aio_complete() and
+	 * user_refill_reqs_available()).
 	 */
-	smp_store_release(&ring->head, head);
+	uk_tsan_release(&ring->head);
+	WRITE_ONCE(ring->head, head);
+	flush_dcache_folio(ctx->ring_folios[0]);
+
+	pr_debug("%li  h%u t%u\n", ret, head, tail);
 out:
 	mutex_unlock(&ctx->ring_lock);
 
@@ -1505,7 +1613,8 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	if (w.efd < 0)
 		return ret ? ret : -ENOMEM;
 	sigmask = uk::host_sleep_sigmask(&mask);
-	INIT_LIST_HEAD(&w.entry);
+	init_waitqueue_func_entry(&w.w, aio_waiter_wake);
+	INIT_LIST_HEAD(&w.w.entry);
 	/*
 	 * A relative hrtimer adds the current time with ktime_add_safe(),
 	 * which saturates: a negative timeout never expires.
@@ -1521,10 +1630,8 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 		/* Updated under the lock: the waker may be reading it. */
 		spin_lock_irq(&ctx->wait.lock);
 		w.min_nr = min_nr - ret;
-		if (list_empty(&w.entry)) {
-			list_add_tail(&w.entry, &ctx->wait.head);
-			WRITE_ONCE(ctx->wait.nr, ctx->wait.nr + 1);
-		}
+		if (list_empty(&w.w.entry))
+			__add_wait_queue_entry_tail(&ctx->wait, &w.w);
 		spin_unlock_irq(&ctx->wait.lock);
 		/* Queue before looking at the ring: pairs with smp_mb() in aio_complete(). */
 		smp_mb();
@@ -1562,11 +1669,9 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	 * not wake this thread's next sleep early.
 	 */
 	spin_lock_irq(&ctx->wait.lock);
-	woken = list_empty(&w.entry);
-	if (!woken) {
-		list_del_init(&w.entry);
-		WRITE_ONCE(ctx->wait.nr, ctx->wait.nr - 1);
-	}
+	woken = list_empty(&w.w.entry);
+	if (!woken)
+		list_del_init(&w.w.entry);
 	spin_unlock_irq(&ctx->wait.lock);
 	if (woken && read(w.efd, &cnt, sizeof(cnt)) < 0) {
 		/* drained by the ppoll()/read() above */
