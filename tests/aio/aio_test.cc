@@ -180,6 +180,51 @@ TEST_F(AioTest, ReqsAvailableBatching)
 }
 
 /*
+ * A ring of many pages (io_setup(1024): 18 of them, more than the
+ * AIO_RING_PAGES inline folios): aio_complete() writes event i into the
+ * folio and slot that AIO_EVENTS_OFFSET gives, which the user mapping
+ * reads as io_events[i], and io_getevents() copies runs that cross page
+ * boundaries and the end of the ring in order.
+ */
+TEST_F(AioTest, RingSpansPagesAndWraps)
+{
+	const int batch = 500;
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&aio_null_file_operations);
+	char buf[16];
+	std::vector<struct iocb> cbs(batch);
+	std::vector<struct iocb *> ptrs(batch);
+	std::vector<struct io_event> ev(batch);
+	unsigned long long seq = 0;
+
+	ASSERT_EQ(ukern_io_setup(1024, &ctx), 0);
+	auto *ring = (aio_ring_hdr *)ctx;
+	unsigned nr = ring->nr;
+	ASSERT_GT(nr, 8u * 128);
+	for (int round = 0; round < 10; round++) {
+		unsigned head = ring->head;
+
+		for (int i = 0; i < batch; i++) {
+			PrepRead(&cbs[i], dev.fd(), buf, sizeof(buf));
+			cbs[i].aio_data = seq + i;
+			ptrs[i] = &cbs[i];
+		}
+		ASSERT_EQ(ukern_io_submit(ctx, batch, ptrs.data()), batch);
+		for (int i = 0; i < batch; i++)
+			ASSERT_EQ(ring->io_events[(head + i) % nr].data, seq + i);
+		ASSERT_EQ(ukern_io_getevents(ctx, batch, batch, ev.data(), nullptr), batch);
+		for (int i = 0; i < batch; i++) {
+			ASSERT_EQ(ev[i].data, seq + i);
+			ASSERT_EQ(ev[i].obj, (uint64_t)(uintptr_t)&cbs[i]);
+		}
+		seq += batch;
+	}
+	EXPECT_EQ(ring->head, (unsigned)(seq % nr));
+	EXPECT_EQ(ring->tail, ring->head);
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
+/*
  * ctx_info() is one snapshot while another thread completes: the reaper can
  * hold the last event before aio_complete() has moved completed_events back
  * into reqs_available, so the counters are read under completion_lock. On
