@@ -16,6 +16,8 @@
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
+#include <uk/linux/part_stat.h>
+
 #include "blk-mq.h"
 
 void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
@@ -540,6 +542,69 @@ int bio_poll(struct bio *bio, struct io_comp_batch *iob, unsigned int flags)
 	ret = blk_mq_poll(q, cookie, iob, flags);
 	blk_queue_exit(q);
 	return ret;
+}
+
+/*
+ * Adds the jiffies since @part's last stamp to its io_ticks if it was busy
+ * meanwhile (I/O in flight, or an I/O ending now), and moves the stamp to
+ * @now; then the same for the whole disk of a partition. Of racing callers
+ * only the one that moves the stamp adds.
+ */
+void update_io_ticks(struct block_device *part, unsigned long now, bool end)
+{
+	unsigned long stamp;
+again:
+	stamp = READ_ONCE(part->bd_stamp);
+	if (unlikely(time_after(now, stamp)) && likely(try_cmpxchg(&part->bd_stamp, &stamp, now)) &&
+	    (end || part_in_flight(part)))
+		__part_stat_add(part, io_ticks, now - stamp);
+
+	if (bdev_is_partition(part)) {
+		part = bdev_whole(part);
+		goto again;
+	}
+}
+
+unsigned long bdev_start_io_acct(struct block_device *bdev, enum req_op op,
+				 unsigned long start_time)
+{
+	part_stat_lock();
+	update_io_ticks(bdev, start_time, false);
+	part_stat_local_inc(bdev, in_flight[op_is_write(op)]);
+	part_stat_unlock();
+
+	return start_time;
+}
+
+/*
+ * Starts the accounting of @bio for a bio-based driver; the time returned
+ * goes back to bio_end_io_acct().
+ */
+unsigned long bio_start_io_acct(struct bio *bio)
+{
+	return bdev_start_io_acct(bio->bi_bdev, bio_op(bio), jiffies);
+}
+
+void bdev_end_io_acct(struct block_device *bdev, enum req_op op, unsigned int sectors,
+		      unsigned long start_time)
+{
+	const int sgrp = op_stat_group(op);
+	unsigned long now = READ_ONCE(jiffies);
+	unsigned long duration = now - start_time;
+
+	part_stat_lock();
+	update_io_ticks(bdev, now, true);
+	part_stat_inc(bdev, ios[sgrp]);
+	part_stat_add(bdev, sectors[sgrp], sectors);
+	part_stat_add(bdev, nsecs[sgrp], jiffies_to_nsecs(duration));
+	part_stat_local_dec(bdev, in_flight[op_is_write(op)]);
+	part_stat_unlock();
+}
+
+void bio_end_io_acct_remapped(struct bio *bio, unsigned long start_time,
+			      struct block_device *orig_bdev)
+{
+	bdev_end_io_acct(orig_bdev, bio_op(bio), bio_sectors(bio), start_time);
 }
 
 /*

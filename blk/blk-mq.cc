@@ -31,8 +31,11 @@
 #include <uk/linux/slab.h>
 #include <uk/linux/suspend.h>
 
+#include <uk/linux/part_stat.h>
+
 #include "blk-mq-tag.h"
 #include "blk-mq.h"
+#include "blk-off.h"
 
 struct workqueue_struct *kblockd_workqueue;
 void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
@@ -134,14 +137,16 @@ struct mq_inflight {
 };
 
 /*
- * Counts started requests by direction. Requests carry no partition and no
- * io-stat flag here, so @mi->part does not filter.
+ * Counts the started, accounted requests by direction: all of the disk's
+ * when @mi->part is the whole disk, else those of that partition.
  */
 static bool blk_mq_check_inflight(struct request *rq, void *priv)
 {
 	struct mq_inflight *mi = (struct mq_inflight *)priv;
 
-	if (blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT)
+	if (rq->part && blk_do_io_stat(rq) &&
+	    (!bdev_is_partition(mi->part) || rq->part == mi->part) &&
+	    blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT)
 		mi->inflight[rq_data_dir_write(rq)]++;
 
 	return true;
@@ -270,6 +275,22 @@ struct request *blk_mq_dequeue_from_ctx(struct blk_mq_hw_ctx *hctx, struct blk_m
 
 /* ---- request allocation and freeing ---- */
 
+/* The start (and allocation) time of a request about to be used. */
+static inline void blk_mq_rq_time_init(struct request *rq, u64 alloc_time_ns)
+{
+	if (blk_mq_need_time_stamp(rq))
+		rq->start_time_ns = blk_time_get_ns();
+	else
+		rq->start_time_ns = 0;
+
+#ifdef CONFIG_BLK_RQ_ALLOC_TIME
+	if (blk_queue_rq_alloc_time(rq->q))
+		rq->alloc_time_ns = alloc_time_ns ?: rq->start_time_ns;
+	else
+		rq->alloc_time_ns = 0;
+#endif
+}
+
 static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct blk_mq_tags *tags,
 					  unsigned int tag)
 {
@@ -282,17 +303,30 @@ static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct
 	rq->mq_ctx = ctx;
 	rq->mq_hctx = hctx;
 	rq->cmd_flags = data->cmd_flags;
+
+	if (data->flags & BLK_MQ_REQ_PM)
+		data->rq_flags |= RQF_PM;
+	if (blk_queue_io_stat(q))
+		data->rq_flags |= RQF_IO_STAT;
 	rq->rq_flags = data->rq_flags;
+
 	rq->tag = tag;
 	rq->internal_tag = BLK_MQ_NO_TAG;
 	rq->timeout = 0;
 	rq->__data_len = 0;
 	rq->__sector = (sector_t)-1;
 	rq->bio = rq->biotail = NULL;
+
+	rq->part = NULL;
+	rq->io_start_time_ns = 0;
+	rq->stats_sectors = 0;
 	rq->nr_phys_segments = 0;
 	rq->end_io = NULL;
 	rq->end_io_data = NULL;
+
+	blk_crypto_rq_set_defaults(rq);
 	INIT_LIST_HEAD(&rq->queuelist);
+	WRITE_ONCE(rq->deadline, 0);
 	req_ref_set(rq, 1);
 	return rq;
 }
@@ -336,8 +370,13 @@ static inline struct request *__blk_mq_alloc_requests_batch(struct blk_mq_alloc_
 static struct request *__blk_mq_alloc_requests(struct blk_mq_alloc_data *data)
 {
 	struct request_queue *q = data->q;
+	u64 alloc_time_ns = 0;
 	struct request *rq;
 	unsigned int tag;
+
+	/* alloc_time_ns covers the waits for depth and tags */
+	if (blk_queue_rq_alloc_time(q))
+		alloc_time_ns = blk_time_get_ns();
 
 	if (data->cmd_flags & REQ_NOWAIT)
 		data->flags |= BLK_MQ_REQ_NOWAIT;
@@ -352,8 +391,10 @@ retry:
 	/* A plug that expects more I/O takes a word's worth of tags at once. */
 	if (data->nr_tags > 1) {
 		rq = __blk_mq_alloc_requests_batch(data);
-		if (rq)
+		if (rq) {
+			blk_mq_rq_time_init(rq, alloc_time_ns);
 			return rq;
+		}
 		data->nr_tags = 1;
 	}
 
@@ -368,7 +409,9 @@ retry:
 
 	if (!(data->rq_flags & RQF_SCHED_TAGS))
 		blk_mq_inc_active_requests(data->hctx);
-	return blk_mq_rq_ctx_init(data, blk_mq_tags_from_data(data), tag);
+	rq = blk_mq_rq_ctx_init(data, blk_mq_tags_from_data(data), tag);
+	blk_mq_rq_time_init(rq, alloc_time_ns);
+	return rq;
 }
 
 /* Fills the plug's request cache (plug->nr_ios requests) and returns the first. */
@@ -421,6 +464,7 @@ static struct request *blk_mq_alloc_cached_request(struct request_queue *q, blk_
 			return NULL;
 
 		rq_list_pop(&plug->cached_rqs);
+		blk_mq_rq_time_init(rq, 0);
 	}
 
 	rq->cmd_flags = opf;
@@ -482,10 +526,15 @@ struct request *blk_mq_alloc_request_hctx(struct request_queue *q, blk_opf_t opf
 		.cmd_flags = opf,
 		.nr_tags = 1,
 	};
+	u64 alloc_time_ns = 0;
 	struct request *rq;
 	unsigned int cpu;
 	unsigned int tag;
 	int ret;
+
+	/* alloc_time_ns covers the waits for depth and tags */
+	if (blk_queue_rq_alloc_time(q))
+		alloc_time_ns = blk_time_get_ns();
 
 	/* A sleeping tag wait could wake up on another hctx: no waiting here. */
 	if (WARN_ON_ONCE(!(flags & BLK_MQ_REQ_NOWAIT)) ||
@@ -526,6 +575,7 @@ struct request *blk_mq_alloc_request_hctx(struct request_queue *q, blk_opf_t opf
 	if (!(data.rq_flags & RQF_SCHED_TAGS))
 		blk_mq_inc_active_requests(data.hctx);
 	rq = blk_mq_rq_ctx_init(&data, blk_mq_tags_from_data(&data), tag);
+	blk_mq_rq_time_init(rq, alloc_time_ns);
 	rq->__data_len = 0;
 	rq->__sector = (sector_t)-1;
 	rq->bio = rq->biotail = NULL;
@@ -582,6 +632,17 @@ void blk_dump_rq_flags(struct request *rq, char *msg)
 
 /* ---- completion ---- */
 
+static void blk_account_io_completion(struct request *req, unsigned int bytes)
+{
+	if (req->part && blk_do_io_stat(req)) {
+		const int sgrp = op_stat_group(req_op(req));
+
+		part_stat_lock();
+		part_stat_add(req->part, sectors[sgrp], bytes >> 9);
+		part_stat_unlock();
+	}
+}
+
 static void req_bio_endio(struct request *rq, struct bio *bio, unsigned int nbytes,
 			  blk_status_t error)
 {
@@ -619,6 +680,8 @@ bool blk_update_request(struct request *req, blk_status_t error, unsigned int nr
 	if (unlikely(error && !blk_rq_is_passthrough(req) && !quiet) &&
 	    !(req->q->disk && test_bit(GD_DEAD, &req->q->disk->state)))
 		blk_print_req_error(req, error);
+
+	blk_account_io_completion(req, nr_bytes);
 
 	while (req->bio) {
 		struct bio *bio = req->bio;
@@ -666,9 +729,63 @@ void blk_steal_bios(struct bio_list *list, struct request *rq)
 	rq->__data_len = 0;
 }
 
+static inline void blk_account_io_done(struct request *req, u64 now)
+{
+	trace_block_io_done(req);
+
+	/*
+	 * A flush sequence's own request is not counted (there is none here):
+	 * the request it belongs to is.
+	 */
+	if (blk_do_io_stat(req) && req->part && !(req->rq_flags & RQF_FLUSH_SEQ)) {
+		const int sgrp = op_stat_group(req_op(req));
+
+		part_stat_lock();
+		update_io_ticks(req->part, jiffies, true);
+		part_stat_inc(req->part, ios[sgrp]);
+		part_stat_add(req->part, nsecs[sgrp], now - req->start_time_ns);
+		part_stat_local_dec(req->part, in_flight[op_is_write(req_op(req))]);
+		part_stat_unlock();
+	}
+}
+
+static inline void blk_account_io_start(struct request *req)
+{
+	trace_block_io_start(req);
+
+	if (blk_do_io_stat(req)) {
+		/*
+		 * Only a flush request that a stacking driver clones from a flush
+		 * sequence comes without a bio; it counts against the whole disk.
+		 */
+		if (req->bio)
+			req->part = req->bio->bi_bdev;
+		else
+			req->part = req->q->disk->part0;
+
+		part_stat_lock();
+		update_io_ticks(req->part, jiffies, false);
+		part_stat_local_inc(req->part, in_flight[op_is_write(req_op(req))]);
+		part_stat_unlock();
+	}
+}
+
+static inline void __blk_mq_end_request_acct(struct request *rq, u64 now)
+{
+	if (rq->rq_flags & RQF_STATS)
+		blk_stat_add(rq, now);
+
+	blk_mq_sched_completed_request(rq, now);
+	blk_account_io_done(rq, now);
+}
+
 inline void __blk_mq_end_request(struct request *rq, blk_status_t error)
 {
+	if (blk_mq_need_time_stamp(rq))
+		__blk_mq_end_request_acct(rq, blk_time_get_ns());
+
 	if (rq->end_io) {
+		rq_qos_done(rq->q, rq);
 		if (rq->end_io(rq, error) == RQ_END_IO_FREE)
 			blk_mq_free_request(rq);
 	} else {
@@ -686,15 +803,33 @@ void blk_mq_end_request(struct request *rq, blk_status_t error)
 /* Ends every bio of a request that succeeded whole (the batch path). */
 static void blk_complete_request(struct request *req)
 {
+	const bool is_flush = (req->rq_flags & RQF_FLUSH_SEQ) != 0;
+	int total_bytes = blk_rq_bytes(req);
 	struct bio *bio = req->bio;
+
+	trace_block_rq_complete(req, BLK_STS_OK, total_bytes);
 
 	if (!bio)
 		return;
 
+	if (blk_integrity_rq(req) && req_op(req) == REQ_OP_READ)
+		blk_integrity_complete(req, total_bytes);
+
+	/* The key slot goes back before the last bio_endio(), after which it may be evicted. */
+	blk_crypto_rq_put_keyslot(req);
+
+	blk_account_io_completion(req, total_bytes);
+
 	do {
 		struct bio *next = bio->bi_next;
 
-		bio_endio(bio);
+		/* this completion is the traced one */
+		bio_clear_flag(bio, BIO_TRACE_COMPLETION);
+
+		blk_zone_update_request_bio(req, bio);
+
+		if (!is_flush)
+			bio_endio(bio);
 		bio = next;
 	} while (bio);
 
@@ -726,12 +861,20 @@ void blk_mq_end_request_batch(struct io_comp_batch *iob)
 	int tags[TAG_COMP_BATCH], nr_tags = 0;
 	struct blk_mq_hw_ctx *cur_hctx = NULL;
 	struct request *rq;
+	u64 now = 0;
+
+	if (iob->need_ts)
+		now = blk_time_get_ns();
 
 	while ((rq = rq_list_pop(&iob->req_list)) != NULL) {
 		prefetch(rq->bio);
 		prefetch(rq->rq_next);
 
 		blk_complete_request(rq);
+		if (iob->need_ts)
+			__blk_mq_end_request_acct(rq, now);
+
+		rq_qos_done(rq->q, rq);
 
 		/* An ->end_io that returns NONE keeps the request. */
 		if (rq->end_io && rq->end_io(rq, 0) == RQ_END_IO_NONE)
@@ -871,11 +1014,25 @@ void blk_mq_complete_request(struct request *rq)
 
 void blk_mq_start_request(struct request *rq)
 {
+	struct request_queue *q = rq->q;
+
+	trace_block_rq_issue(rq);
+
+	if (test_bit(QUEUE_FLAG_STATS, &q->queue_flags) && !blk_rq_is_passthrough(rq)) {
+		rq->io_start_time_ns = blk_time_get_ns();
+		rq->stats_sectors = blk_rq_sectors(rq);
+		rq->rq_flags |= RQF_STATS;
+		rq_qos_issue(q, rq);
+	}
+
 	WARN_ON_ONCE(blk_mq_rq_state(rq) != MQ_RQ_IDLE);
 
 	blk_add_timer(rq);
 	WRITE_ONCE(rq->state, MQ_RQ_IN_FLIGHT);
 	rq->mq_hctx->tags->rqs[rq->tag] = rq;
+
+	if (blk_integrity_rq(rq) && req_op(rq) == REQ_OP_WRITE)
+		blk_integrity_prepare(rq);
 
 	if (rq->bio && rq->bio->bi_opf & REQ_POLLED)
 		WRITE_ONCE(rq->bio->bi_cookie, rq->mq_hctx->queue_num);
@@ -1987,6 +2144,8 @@ static void blk_mq_bio_to_request(struct request *rq, struct bio *bio, unsigned 
 	rq->__data_len = bio->bi_iter.bi_size;
 	rq->bio = rq->biotail = bio;
 	bio->bi_next = NULL;
+
+	blk_account_io_start(rq);
 }
 
 static struct request *blk_mq_get_new_requests(struct request_queue *q, struct blk_plug *plug,
@@ -2074,6 +2233,8 @@ void blk_mq_submit_bio(struct bio *bio)
 	}
 
 	if (rq) {
+		rq_qos_throttle(rq->q, bio);
+		blk_mq_rq_time_init(rq, blk_time_get_ns());
 		rq->cmd_flags = bio->bi_opf;
 		INIT_LIST_HEAD(&rq->queuelist);
 	} else {
@@ -2081,6 +2242,10 @@ void blk_mq_submit_bio(struct bio *bio)
 		if (unlikely(!rq))
 			goto queue_exit;
 	}
+
+	trace_block_getrq(bio);
+
+	rq_qos_track(q, rq, bio);
 
 	blk_mq_bio_to_request(rq, bio, 1);
 
@@ -2115,6 +2280,8 @@ void blk_execute_rq_nowait(struct request *rq, bool at_head)
 
 	WARN_ON(irqs_disabled());
 	WARN_ON(!blk_rq_is_passthrough(rq));
+
+	blk_account_io_start(rq);
 
 	if (current->plug && !at_head) {
 		blk_add_rq_to_plug(current->plug, rq);
@@ -2171,6 +2338,7 @@ blk_status_t blk_execute_rq(struct request *rq, bool at_head)
 	rq->end_io_data = &wait;
 	rq->end_io = blk_end_sync_rq;
 
+	blk_account_io_start(rq);
 	blk_mq_insert_request(rq, at_head ? BLK_MQ_INSERT_AT_HEAD : 0);
 	blk_mq_run_hw_queue(hctx, false);
 
@@ -2542,6 +2710,9 @@ void blk_rq_init(struct request_queue *q, struct request *rq)
 	rq->__sector = (sector_t)-1;
 	rq->tag = BLK_MQ_NO_TAG;
 	rq->internal_tag = BLK_MQ_NO_TAG;
+	rq->start_time_ns = blk_time_get_ns();
+	rq->part = NULL;
+	blk_crypto_rq_set_defaults(rq);
 }
 
 /* ---- polling ---- */

@@ -15,7 +15,9 @@
 #include <uk/linux/blkdev.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/rcupdate.h>
+#include <uk/linux/sched.h>
 #include <uk/linux/smp.h>
+#include <uk/linux/timekeeping.h>
 
 /* Asynchronous runs of a hardware queue a CPU takes before the next does. */
 #define BLK_MQ_CPU_WORK_BATCH (8)
@@ -127,6 +129,12 @@ static inline void blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)
 	if (blk_mq_sched_needs_restart(hctx))
 		__blk_mq_sched_restart(hctx);
 }
+
+/*
+ * The elevator's completion hook: no request carries RQF_USE_SCHED here
+ * (there is no elevator), so there is no ->completed_request() to call.
+ */
+static inline void blk_mq_sched_completed_request(struct request *rq, u64 now) {}
 
 /*
  * Dispatch budgets: a driver without ->get_budget always has one (token
@@ -297,6 +305,42 @@ static inline bool req_ref_put_and_test(struct request *req)
 static inline void req_ref_set(struct request *req, int value)
 {
 	atomic_set(&req->ref, value);
+}
+
+/* block/blk.h: I/O accounting and request time stamps. */
+static inline bool blk_do_io_stat(struct request *rq)
+{
+	return (rq->rq_flags & RQF_IO_STAT) && !blk_rq_is_passthrough(rq);
+}
+
+void update_io_ticks(struct block_device *part, unsigned long now, bool end);
+unsigned int part_in_flight(struct block_device *part);
+
+/*
+ * The time for a request's stamps: read once per plug and cached there
+ * (PF_BLOCK_TS says so) until the plug is flushed, which zeroes it.
+ */
+static inline u64 blk_time_get_ns(void)
+{
+	struct blk_plug *plug = current->plug;
+	u64 now;
+
+	if (!plug || !in_task())
+		return ktime_get_ns();
+
+	/* A time of exactly 0 is read again: the cost of having no valid flag. */
+	now = READ_ONCE(plug->cur_ktime);
+	if (!now) {
+		now = ktime_get_ns();
+		WRITE_ONCE(plug->cur_ktime, now);
+		/*
+		 * Compiler barrier: the flag follows the stamp, so whoever sees
+		 * PF_BLOCK_TS (__blk_flush_plug() clears both) sees the stamp.
+		 */
+		barrier();
+		current->flags |= PF_BLOCK_TS;
+	}
+	return now;
 }
 
 void __blk_mq_free_request(struct request *rq);

@@ -13,6 +13,7 @@
 #define UK_BLK_BLK_OFF_H
 
 #include <uk/linux/bio.h>
+#include <uk/linux/blk-mq.h>
 #include <uk/linux/blkdev.h>
 
 /* include/linux/bio-integrity.h */
@@ -47,6 +48,8 @@ static inline void bio_crypt_free_ctx(struct bio *bio) {}
 
 static inline void bio_crypt_advance(struct bio *bio, unsigned int bytes) {}
 
+static inline void blk_crypto_rq_set_defaults(struct request *rq) {}
+
 static inline int bio_crypt_clone(struct bio *dst, struct bio *src, gfp_t gfp_mask)
 {
 	return 0;
@@ -60,7 +63,53 @@ static inline void bio_clone_blkg_association(struct bio *dst, struct bio *src) 
 /* block/blk-rq-qos.h: no queue has a policy attached. */
 static inline void rq_qos_done_bio(struct bio *bio) {}
 
+static inline void rq_qos_done(struct request_queue *q, struct request *rq) {}
+
+/*
+ * block/blk-stat.h: no blk-stat callbacks (QUEUE_FLAG_STATS is never set,
+ * so no request carries RQF_STATS).
+ */
+static inline void blk_stat_add(struct request *rq, u64 now) {}
+
+/* include/linux/blkdev.h without CONFIG_BLK_RQ_ALLOC_TIME */
+#define blk_queue_rq_alloc_time(q) false
+
+static inline void rq_qos_issue(struct request_queue *q, struct request *rq) {}
+
+static inline void rq_qos_throttle(struct request_queue *q, struct bio *bio) {}
+
+static inline void rq_qos_track(struct request_queue *q, struct request *rq, struct bio *bio) {}
+
+/* include/linux/blk-integrity.h, block/blk.h */
+static inline bool blk_integrity_rq(struct request *rq)
+{
+	return false;
+}
+
+static inline void blk_integrity_prepare(struct request *rq) {}
+
+static inline void blk_integrity_complete(struct request *rq, unsigned int nr_bytes) {}
+
+/* block/blk-crypto-internal.h */
+static inline void blk_crypto_rq_put_keyslot(struct request *rq) {}
+
+/* block/blk.h without CONFIG_BLK_DEV_ZONED */
+static inline void blk_zone_update_request_bio(struct request *rq, struct bio *bio) {}
+
 /* include/trace/events/block.h */
+static inline void trace_block_rq_issue(struct request *rq) {}
+
+static inline void trace_block_getrq(struct bio *bio) {}
+
+static inline void trace_block_rq_complete(struct request *rq, blk_status_t error,
+					   unsigned int nr_bytes)
+{
+}
+
 static inline void trace_block_bio_complete(struct request_queue *q, struct bio *bio) {}
+
+static inline void trace_block_io_start(struct request *rq) {}
+
+static inline void trace_block_io_done(struct request *rq) {}
 
 #endif /* UK_BLK_BLK_OFF_H */

@@ -15,6 +15,10 @@
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 
+#include <uk/linux/kstrtox.h>
+#include <uk/linux/math64.h>
+#include <uk/linux/part_stat.h>
+
 #include "blk-mq.h"
 
 static DEFINE_MUTEX(disk_list_lock);
@@ -32,6 +36,12 @@ struct gendisk *__alloc_disk_node(struct request_queue *q, int node_id,
 	disk = (struct gendisk *)kzalloc_node(sizeof(*disk), GFP_KERNEL, node_id);
 	if (!disk)
 		return NULL;
+	/* bdev_alloc(): the statistics of the whole disk, part0 */
+	disk->uk_bdev.bd_stats = alloc_percpu(struct disk_stats);
+	if (!disk->uk_bdev.bd_stats) {
+		kfree(disk);
+		return NULL;
+	}
 	disk->queue = q;
 	q->disk = disk;
 	INIT_LIST_HEAD(&disk->uk_list);
@@ -49,6 +59,7 @@ static void disk_release(struct gendisk *disk)
 	if (disk->queue->disk == disk)
 		disk->queue->disk = NULL;
 	blk_put_queue(disk->queue);
+	free_percpu(disk->uk_bdev.bd_stats);
 	kfree(disk);
 }
 
@@ -443,4 +454,117 @@ ssize_t blkdev_rw(struct block_device *bdev, loff_t pos, const struct iovec *iov
 	ret = (ssize_t)(long)dio->size;
 	bio_put(&dio->bio);
 	return ret;
+}
+
+/* ---- I/O statistics: block/genhd.c, block/blk-sysfs.c ---- */
+
+/* The sums of every CPU's counters (in_flight aside). */
+static void part_stat_read_all(struct block_device *part, struct disk_stats *stat)
+{
+	int cpu;
+
+	memset(stat, 0, sizeof(struct disk_stats));
+	for_each_possible_cpu (cpu) {
+		struct disk_stats *ptr = per_cpu_ptr(part->bd_stats, cpu);
+		int group;
+
+		for (group = 0; group < NR_STAT_GROUPS; group++) {
+			stat->nsecs[group] += ptr->nsecs[group];
+			stat->sectors[group] += ptr->sectors[group];
+			stat->ios[group] += ptr->ios[group];
+			stat->merges[group] += ptr->merges[group];
+		}
+
+		stat->io_ticks += ptr->io_ticks;
+	}
+}
+
+/*
+ * The I/Os started and not yet done on @part. One CPU's count may go
+ * negative (an I/O that ends on another CPU than it started): only the sum
+ * means something, and a racy sum below 0 reads as 0.
+ */
+unsigned int part_in_flight(struct block_device *part)
+{
+	unsigned int inflight = 0;
+	int cpu;
+
+	for_each_possible_cpu (cpu) {
+		inflight += part_stat_local_read_cpu(part, in_flight[0], cpu) +
+			    part_stat_local_read_cpu(part, in_flight[1], cpu);
+	}
+	if ((int)inflight < 0)
+		inflight = 0;
+
+	return inflight;
+}
+
+/*
+ * /sys/block/<dev>/stat: 17 fields, the layout of
+ * Documentation/block/stat.rst. Times are in milliseconds; a busy device
+ * first has its io_ticks brought up to now.
+ */
+ssize_t part_stat_show(struct block_device *bdev, char *buf)
+{
+	struct disk_stats stat;
+	unsigned int inflight;
+
+	inflight = part_in_flight(bdev);
+	if (inflight) {
+		part_stat_lock();
+		update_io_ticks(bdev, jiffies, true);
+		part_stat_unlock();
+	}
+	part_stat_read_all(bdev, &stat);
+	return sprintf(
+		buf,
+		"%8lu %8lu %8llu %8u "
+		"%8lu %8lu %8llu %8u "
+		"%8u %8u %8u "
+		"%8lu %8lu %8llu %8u "
+		"%8lu %8u"
+		"\n",
+		stat.ios[STAT_READ], stat.merges[STAT_READ],
+		(unsigned long long)stat.sectors[STAT_READ],
+		(unsigned int)div_u64(stat.nsecs[STAT_READ], NSEC_PER_MSEC), stat.ios[STAT_WRITE],
+		stat.merges[STAT_WRITE], (unsigned long long)stat.sectors[STAT_WRITE],
+		(unsigned int)div_u64(stat.nsecs[STAT_WRITE], NSEC_PER_MSEC), inflight,
+		jiffies_to_msecs(stat.io_ticks),
+		(unsigned int)div_u64(stat.nsecs[STAT_READ] + stat.nsecs[STAT_WRITE] +
+					      stat.nsecs[STAT_DISCARD] + stat.nsecs[STAT_FLUSH],
+				      NSEC_PER_MSEC),
+		stat.ios[STAT_DISCARD], stat.merges[STAT_DISCARD],
+		(unsigned long long)stat.sectors[STAT_DISCARD],
+		(unsigned int)div_u64(stat.nsecs[STAT_DISCARD], NSEC_PER_MSEC),
+		stat.ios[STAT_FLUSH], (unsigned int)div_u64(stat.nsecs[STAT_FLUSH], NSEC_PER_MSEC));
+}
+
+/* /sys/block/<dev>/queue/iostats: 1 while the queue accounts I/O. */
+ssize_t queue_iostats_show(struct gendisk *disk, char *page)
+{
+	return sprintf(page, "%u\n", !!(disk->queue->limits.features & BLK_FEAT_IO_STAT));
+}
+
+/*
+ * Turns the accounting of @disk's queue on or off ("1"/"0"), with the queue
+ * frozen as a limits update is: a request allocated before the change keeps
+ * the RQF_IO_STAT it got, so its start and end are counted alike.
+ */
+ssize_t queue_iostats_store(struct gendisk *disk, const char *page, size_t count)
+{
+	struct request_queue *q = disk->queue;
+	unsigned long val;
+	int ret;
+
+	ret = kstrtoul(page, 10, &val);
+	if (ret)
+		return ret;
+
+	blk_mq_freeze_queue(q);
+	if (val)
+		q->limits.features |= BLK_FEAT_IO_STAT;
+	else
+		q->limits.features &= ~BLK_FEAT_IO_STAT;
+	blk_mq_unfreeze_queue(q);
+	return count;
 }

@@ -17,6 +17,7 @@
 
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/err.h>
+#include <uk/linux/part_stat.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/workqueue.h>
@@ -295,6 +296,8 @@ TEST_F(SubmitBioTest, APartitionIsRemappedOnce) {
   part.bd_disk = disk_;
   part.bd_queue = disk_->queue;
   atomic_set(&part.__bd_flags, 1);  // partition 1
+  part.bd_stats = alloc_percpu(struct disk_stats);
+  ASSERT_NE(part.bd_stats, nullptr);
   ASSERT_TRUE(bdev_is_partition(&part));
   EXPECT_EQ(bdev_whole(&part), disk_->part0);
 
@@ -305,6 +308,12 @@ TEST_F(SubmitBioTest, APartitionIsRemappedOnce) {
   EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 3), 0);
   EXPECT_EQ(last_sector.load(), 3);
   EXPECT_FALSE(remapped_);
+  // The remapped bio still names the partition: its I/O counts there and
+  // on the whole disk.
+  EXPECT_EQ(part_stat_read(&part, ios[STAT_READ]), 1u);
+  EXPECT_EQ(part_stat_read(disk_->part0, ios[STAT_READ]), 2u);
+  EXPECT_EQ(part_in_flight(&part), 0u);
+  EXPECT_EQ(part_in_flight(disk_->part0), 0u);
   // fail_make_request on the partition alone fails it at the remap.
   ASSERT_EQ(uk::parse_cmdline("test", "fail_make_request=1,100,0,1"), 0);
   bdev_set_flag(&part, BD_MAKE_IT_FAIL);
@@ -312,6 +321,7 @@ TEST_F(SubmitBioTest, APartitionIsRemappedOnce) {
   EXPECT_EQ(Submit(&part, REQ_OP_READ, 3), -EIO);
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(queued.load(), 2);
+  free_percpu(part.bd_stats);
 }
 
 TEST_F(SubmitBioTest, NowaitNeedsADeviceThatSupportsIt) {

@@ -635,40 +635,6 @@ TEST_F(BlkMqPlugCacheTest, AllocRequestTakesFromThePlugCache) {
   blk_mq_unfreeze_queue(q_);
 }
 
-TEST_F(BlkMqTest, InFlightCountsStartedRequestsByDirection) {
-  unsigned int rw[2] = {7, 7};
-  struct request *rd = PrivateRequest(q_);
-  struct request *wr = blk_mq_alloc_request(q_, REQ_OP_DRV_OUT, 0);
-  ASSERT_NE(rd, nullptr);
-  ASSERT_FALSE(IS_ERR(wr));
-  wr->end_io = CountEndIo;
-  // Allocated, not started: nothing is in flight.
-  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 0u);
-  blk_mq_in_flight_rw(q_, nullptr, rw);
-  EXPECT_EQ(rw[0], 0u);
-  EXPECT_EQ(rw[1], 0u);
-
-  drv->keep = true;
-  end_io_calls = 0;
-  blk_execute_rq_nowait(rd, false);
-  blk_execute_rq_nowait(wr, false);
-  ASSERT_TRUE(uk::testing::WaitFor([] { return drv->queued.load() == 2; }));
-  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 2u);
-  blk_mq_in_flight_rw(q_, nullptr, rw);
-  EXPECT_EQ(rw[0], 1u);  // REQ_OP_DRV_IN reads
-  EXPECT_EQ(rw[1], 1u);  // REQ_OP_DRV_OUT writes
-
-  // Completing the read leaves the write.
-  blk_mq_end_request(rd, BLK_STS_OK);
-  blk_mq_in_flight_rw(q_, nullptr, rw);
-  EXPECT_EQ(rw[0], 0u);
-  EXPECT_EQ(rw[1], 1u);
-  blk_mq_end_request(wr, BLK_STS_OK);
-  drv->kept.clear();
-  EXPECT_EQ(blk_mq_in_flight(q_, nullptr), 0u);
-  EXPECT_EQ(end_io_calls.load(), 2);
-}
-
 struct BioResult {
   std::atomic<int> calls{0};
   std::atomic<blk_status_t> status{BLK_STS_OK};

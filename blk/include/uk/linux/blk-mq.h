@@ -59,6 +59,12 @@ typedef enum rq_end_io_ret(rq_end_io_fn)(struct request *, blk_status_t);
 #define RQF_FLUSH_SEQ ((req_flags_t)(1U << 4))
 /* Errors of this request are not printed (blk_print_req_error()). */
 #define RQF_QUIET ((req_flags_t)(1U << 11))
+/* Counted in the disk's I/O statistics (<uk/linux/part_stat.h>). */
+#define RQF_IO_STAT ((req_flags_t)(1U << 12))
+/* Allocated with BLK_MQ_REQ_PM: a runtime power-management request. */
+#define RQF_PM ((req_flags_t)(1U << 13))
+/* Completion time tracked for blk-stat callbacks: never set, none exist here. */
+#define RQF_STATS ((req_flags_t)(1U << 15))
 #define RQF_TIMED_OUT ((req_flags_t)(1U << 21))
 
 /*
@@ -84,6 +90,14 @@ struct request {
 
 	struct bio *bio;
 	struct bio *biotail;
+
+	/* The partition accounted against (blk_account_io_start()). */
+	struct block_device *part;
+	/* Time stamps, ns: when the request was first used, and issued. */
+	u64 start_time_ns;
+	u64 io_start_time_ns;
+	/* Sectors when issued, for blk-stat. */
+	unsigned short stats_sectors;
 
 	unsigned short nr_phys_segments;
 
@@ -136,6 +150,17 @@ static inline unsigned short req_get_ioprio(struct request *req)
 static inline bool blk_rq_is_passthrough(const struct request *rq)
 {
 	return blk_op_is_passthrough(rq->cmd_flags);
+}
+
+/*
+ * Whether @rq needs its start and end time: for the I/O statistics, blk-stat
+ * or an I/O scheduler. Passthrough requests feed none of them.
+ */
+static inline bool blk_mq_need_time_stamp(struct request *rq)
+{
+	if (blk_rq_is_passthrough(rq))
+		return false;
+	return (rq->rq_flags & (RQF_IO_STAT | RQF_STATS | RQF_USE_SCHED));
 }
 
 static inline bool rq_data_dir_write(const struct request *rq)
@@ -541,6 +566,7 @@ static inline bool blk_mq_add_to_batch(struct request *req, struct io_comp_batch
 		iob->complete = complete;
 	else if (iob->complete != complete)
 		return false;
+	iob->need_ts |= blk_mq_need_time_stamp(req);
 	rq_list_add_tail(&iob->req_list, req);
 	return true;
 }

@@ -77,6 +77,8 @@ struct blk_mq_srcu {
 #define QUEUE_FLAG_SAME_FORCE 12
 #define QUEUE_FLAG_INIT_DONE 14
 #define QUEUE_FLAG_POLL 19
+/* Issue times for blk-stat callbacks: never set, none exist here. */
+#define QUEUE_FLAG_STATS 20
 #define QUEUE_FLAG_REGISTERED 22 /* registered with a disk: never here (no sysfs) */
 #define QUEUE_FLAG_QUIESCED 24
 #define QUEUE_FLAG_HCTX_ACTIVE 27
@@ -152,6 +154,7 @@ static inline enum rpm_status queue_rpm_status(struct request_queue *q)
 #define blk_queue_sq_sched(q) test_bit(QUEUE_FLAG_SQ_SCHED, &(q)->queue_flags)
 #define blk_queue_registered(q) test_bit(QUEUE_FLAG_REGISTERED, &(q)->queue_flags)
 #define blk_queue_skip_tagset_quiesce(q) ((q)->limits.features & BLK_FEAT_SKIP_TAGSET_QUIESCE)
+#define blk_queue_io_stat(q) ((q)->limits.features & BLK_FEAT_IO_STAT)
 
 #define list_entry_rq(ptr) list_entry((ptr), struct request, queuelist)
 
@@ -181,8 +184,12 @@ void blk_queue_rq_timeout(struct request_queue *q, unsigned int timeout);
 
 #define DISK_NAME_LEN 32
 
+struct disk_stats;
+
 struct block_device {
 	sector_t bd_start_sect;
+	struct disk_stats *bd_stats; /* per-CPU, <uk/linux/part_stat.h> */
+	unsigned long bd_stamp;	     /* jiffies of the last io_ticks update */
 	struct gendisk *bd_disk;
 	struct request_queue *bd_queue;
 	/* The partition number (low byte, 0: the whole disk) and BD_* flags. */
@@ -319,6 +326,29 @@ void put_disk(struct gendisk *disk);
 
 void submit_bio(struct bio *bio);
 void submit_bio_noacct(struct bio *bio);
+
+/* I/O accounting of bio-based drivers (block/blk-core.c). */
+unsigned long bdev_start_io_acct(struct block_device *bdev, enum req_op op,
+				 unsigned long start_time);
+void bdev_end_io_acct(struct block_device *bdev, enum req_op op, unsigned int sectors,
+		      unsigned long start_time);
+unsigned long bio_start_io_acct(struct bio *bio);
+void bio_end_io_acct_remapped(struct bio *bio, unsigned long start_time,
+			      struct block_device *orig_bdev);
+
+static inline void bio_end_io_acct(struct bio *bio, unsigned long start_time)
+{
+	return bio_end_io_acct_remapped(bio, start_time, bio->bi_bdev);
+}
+
+/*
+ * block/genhd.c and block/blk-sysfs.c: the statistics line of
+ * /sys/block/<dev>/stat for @bdev, and the queue's "iostats" attribute
+ * (BLK_FEAT_IO_STAT), written into / read from a page-sized buffer.
+ */
+ssize_t part_stat_show(struct block_device *bdev, char *buf);
+ssize_t queue_iostats_show(struct gendisk *disk, char *page);
+ssize_t queue_iostats_store(struct gendisk *disk, const char *page, size_t count);
 /* Submits and sleeps until the bio completes: 0 or -errno. */
 int submit_bio_wait(struct bio *bio);
 
