@@ -53,6 +53,7 @@
 #include <uk/linux/err.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/eventfd.h>
+#include <uk/linux/ioprio.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/ktime.h>
 #include <uk/linux/list.h>
@@ -133,20 +134,6 @@
 #define RWF_ATOMIC 0x00000040
 #define RWF_SUPPORTED \
 	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC)
-
-#define IOPRIO_CLASS_SHIFT 13
-#define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & 0x7)
-#define IOPRIO_PRIO_LEVEL(ioprio) ((ioprio)&0x7)
-#define IOPRIO_NR_LEVELS 8
-enum {
-	IOPRIO_CLASS_NONE,
-	IOPRIO_CLASS_RT,
-	IOPRIO_CLASS_BE,
-	IOPRIO_CLASS_IDLE,
-	IOPRIO_CLASS_INVALID = 7
-};
-#define IOPRIO_PRIO_VALUE(class, level) (((class) << IOPRIO_CLASS_SHIFT) | (level))
-#define IOPRIO_DEFAULT IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0)
 
 #define num_possible_cpus() (nr_cpu_ids)
 
@@ -1765,15 +1752,6 @@ static int kiocb_set_rw_flags(struct kiocb *ki, int flags, int rw_type)
 		ki->ki_flags |= IOCB_NOWAIT;
 	ki->ki_rw_flags = flags & ~RWF_HIPRI;
 	return 0;
-}
-
-/*
- * The submitting task's I/O priority (include/linux/ioprio.h): a task here
- * has no io_context, so it is the default.
- */
-static inline int get_current_ioprio(void)
-{
-	return IOPRIO_DEFAULT;
 }
 
 static int aio_prep_rw(struct kiocb *req, const struct iocb *iocb, int rw_type)

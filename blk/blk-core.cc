@@ -19,6 +19,7 @@
 #include <uk/linux/part_stat.h>
 
 #include "blk-mq.h"
+#include "blk-off.h"
 
 void blk_queue_flag_set(unsigned int flag, struct request_queue *q)
 {
@@ -326,6 +327,159 @@ static int blk_partition_remap(struct bio *bio)
 	return 0;
 }
 
+/*
+ * One bio to its driver, under a plug of its own (which also caches the
+ * time stamps of its request): blk-mq, or the ->submit_bio of a bio-based
+ * (stacking) driver inside the queue's usage reference.
+ */
+static void __submit_bio(struct bio *bio)
+{
+	struct blk_plug plug;
+
+	if (unlikely(!blk_crypto_bio_prep(&bio)))
+		return;
+
+	blk_start_plug(&plug);
+
+	if (!bdev_test_flag(bio->bi_bdev, BD_HAS_SUBMIT_BIO)) {
+		blk_mq_submit_bio(bio);
+	} else if (likely(bio_queue_enter(bio) == 0)) {
+		struct gendisk *disk = bio->bi_bdev->bd_disk;
+
+		if ((bio->bi_opf & REQ_POLLED) && !(disk->queue->limits.features & BLK_FEAT_POLL)) {
+			bio->bi_status = BLK_STS_NOTSUPP;
+			bio_endio(bio);
+		} else {
+			disk->fops->submit_bio(bio);
+		}
+		blk_queue_exit(disk->queue);
+	}
+
+	blk_finish_plug(&plug);
+}
+
+/*
+ * Submits @bio and, one at a time, every bio that the ->submit_bio calls
+ * submit meanwhile: they are collected on current->bio_list instead of
+ * recursing. [0] gathers what the running ->submit_bio submits; [1] holds
+ * what was still pending when it started. After each call the new bios go
+ * first, those for other (lower) queues ahead of those for the same queue,
+ * then the older ones.
+ */
+static void __submit_bio_noacct(struct bio *bio)
+{
+	struct bio_list bio_list_on_stack[2];
+
+	BUG_ON(bio->bi_next);
+
+	bio_list_init(&bio_list_on_stack[0]);
+	current->bio_list = bio_list_on_stack;
+
+	do {
+		struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+		struct bio_list lower, same;
+
+		/* A fresh list for what this bio's driver submits. */
+		bio_list_on_stack[1] = bio_list_on_stack[0];
+		bio_list_init(&bio_list_on_stack[0]);
+
+		__submit_bio(bio);
+
+		/* Split the new bios by level... */
+		bio_list_init(&lower);
+		bio_list_init(&same);
+		while ((bio = bio_list_pop(&bio_list_on_stack[0])) != NULL)
+			if (q == bdev_get_queue(bio->bi_bdev))
+				bio_list_add(&same, bio);
+			else
+				bio_list_add(&lower, bio);
+
+		/* ...and take the lowest level first. */
+		bio_list_merge(&bio_list_on_stack[0], &lower);
+		bio_list_merge(&bio_list_on_stack[0], &same);
+		bio_list_merge(&bio_list_on_stack[0], &bio_list_on_stack[1]);
+	} while ((bio = bio_list_pop(&bio_list_on_stack[0])));
+
+	current->bio_list = NULL;
+}
+
+/* The same for a blk-mq disk, whose submission adds no bios of its own. */
+static void __submit_bio_noacct_mq(struct bio *bio)
+{
+	struct bio_list bio_list[2] = {};
+
+	current->bio_list = bio_list;
+
+	do {
+		__submit_bio(bio);
+	} while ((bio = bio_list_pop(&bio_list[0])));
+
+	current->bio_list = NULL;
+}
+
+/*
+ * Submits a checked bio. Within a ->submit_bio (current->bio_list set) the
+ * bio only joins the list: one driver call is active at a time per task,
+ * which bounds the stack of stacked devices.
+ */
+void submit_bio_noacct_nocheck(struct bio *bio)
+{
+	blk_cgroup_bio_start(bio);
+	blkcg_bio_issue_init(bio);
+
+	if (!bio_flagged(bio, BIO_TRACE_COMPLETION)) {
+		trace_block_bio_queue(bio);
+		/* queued is traced: its completion will be too */
+		bio_set_flag(bio, BIO_TRACE_COMPLETION);
+	}
+
+	if (current->bio_list)
+		bio_list_add(&current->bio_list[0], bio);
+	else if (!bdev_test_flag(bio->bi_bdev, BD_HAS_SUBMIT_BIO))
+		__submit_bio_noacct_mq(bio);
+	else
+		__submit_bio_noacct(bio);
+}
+
+/*
+ * A zone append must start a sequential zone and fit in it and in the
+ * device's append limit; it is never merged. No device here is zoned.
+ */
+static inline blk_status_t blk_check_zone_append(struct request_queue *q, struct bio *bio)
+{
+	int nr_sectors = bio_sectors(bio);
+
+	if (!bdev_is_zoned(bio->bi_bdev))
+		return BLK_STS_NOTSUPP;
+
+	if (!bdev_is_zone_start(bio->bi_bdev, bio->bi_iter.bi_sector))
+		return BLK_STS_IOERR;
+
+	/* Splitting it at a zone boundary would scatter the data. */
+	if (nr_sectors > q->limits.chunk_sectors)
+		return BLK_STS_IOERR;
+
+	/* Nor may it be split for its size. */
+	if (nr_sectors > queue_max_zone_append_sectors(q))
+		return BLK_STS_IOERR;
+
+	bio->bi_opf |= REQ_NOMERGE;
+
+	return BLK_STS_OK;
+}
+
+/* An atomic write is one unit: within the queue's largest, a multiple of its smallest. */
+static blk_status_t blk_validate_atomic_write_op_size(struct request_queue *q, struct bio *bio)
+{
+	if (bio->bi_iter.bi_size > queue_atomic_write_unit_max_bytes(q))
+		return BLK_STS_INVAL;
+
+	if (bio->bi_iter.bi_size % queue_atomic_write_unit_min_bytes(q))
+		return BLK_STS_INVAL;
+
+	return BLK_STS_OK;
+}
+
 /* Checks the bio against the device before it reaches blk-mq. */
 void submit_bio_noacct(struct bio *bio)
 {
@@ -365,15 +519,27 @@ void submit_bio_noacct(struct bio *bio)
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
+		break;
 	case REQ_OP_WRITE:
+		if (bio->bi_opf & REQ_ATOMIC) {
+			status = blk_validate_atomic_write_op_size(q, bio);
+			if (status != BLK_STS_OK)
+				goto end_io;
+		}
+		break;
 	case REQ_OP_FLUSH:
 	case REQ_OP_DISCARD:
+		break;
+	case REQ_OP_ZONE_APPEND:
+		status = blk_check_zone_append(q, bio);
+		if (status != BLK_STS_OK)
+			goto end_io;
 		break;
 	default:
 		goto not_supported;
 	}
 
-	blk_mq_submit_bio(bio);
+	submit_bio_noacct_nocheck(bio);
 	return;
 
 not_supported:
@@ -383,8 +549,17 @@ end_io:
 	bio_endio(bio);
 }
 
+/* A bio without a priority of its own takes the task's. */
+static void bio_set_ioprio(struct bio *bio)
+{
+	if (IOPRIO_PRIO_CLASS(bio->bi_ioprio) == IOPRIO_CLASS_NONE)
+		bio->bi_ioprio = get_current_ioprio();
+	blkcg_set_ioprio(bio);
+}
+
 void submit_bio(struct bio *bio)
 {
+	bio_set_ioprio(bio);
 	submit_bio_noacct(bio);
 }
 

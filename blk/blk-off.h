@@ -43,6 +43,22 @@ static inline bool bio_integrity_endio(struct bio *bio)
 
 static inline void blk_zone_bio_endio(struct bio *bio) {}
 
+/* include/linux/blkdev.h without CONFIG_BLK_DEV_ZONED: no device is zoned. */
+static inline bool bdev_is_zoned(struct block_device *bdev)
+{
+	return false;
+}
+
+static inline bool bdev_is_zone_start(struct block_device *bdev, sector_t sector)
+{
+	return false;
+}
+
+static inline unsigned int queue_max_zone_append_sectors(struct request_queue *q)
+{
+	return 0;
+}
+
 /* block/blk-crypto-internal.h, include/linux/blk-crypto.h */
 static inline void bio_crypt_free_ctx(struct bio *bio) {}
 
@@ -55,8 +71,20 @@ static inline int bio_crypt_clone(struct bio *dst, struct bio *src, gfp_t gfp_ma
 	return 0;
 }
 
-/* include/linux/blk-cgroup.h */
+/* include/linux/blk-cgroup.h, block/blk-cgroup.h, block/blk-ioprio.h */
 static inline void bio_associate_blkg(struct bio *bio) {}
+
+static inline void blk_cgroup_bio_start(struct bio *bio) {}
+
+static inline void blkcg_bio_issue_init(struct bio *bio) {}
+
+static inline void blkcg_set_ioprio(struct bio *bio) {}
+
+/* block/blk-crypto-internal.h without CONFIG_BLK_INLINE_ENCRYPTION */
+static inline bool blk_crypto_bio_prep(struct bio **bio_ptr)
+{
+	return true;
+}
 
 static inline void bio_clone_blkg_association(struct bio *dst, struct bio *src) {}
 
@@ -109,6 +137,8 @@ static inline void trace_block_rq_complete(struct request *rq, blk_status_t erro
 static inline void trace_block_bio_complete(struct request_queue *q, struct bio *bio) {}
 
 static inline void trace_block_io_start(struct request *rq) {}
+
+static inline void trace_block_bio_queue(struct bio *bio) {}
 
 static inline void trace_block_io_done(struct request *rq) {}
 

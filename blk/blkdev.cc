@@ -82,6 +82,10 @@ int add_disk(struct gendisk *disk)
 	}
 	list_add_tail(&disk->uk_list, &disk_list);
 	mutex_unlock(&disk_list_lock);
+
+	/* device_add_disk(): a driver with ->submit_bio takes the bios itself */
+	if (disk->fops && disk->fops->submit_bio)
+		bdev_set_flag(disk->part0, BD_HAS_SUBMIT_BIO);
 	return 0;
 }
 

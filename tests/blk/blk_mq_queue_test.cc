@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/err.h>
@@ -184,10 +185,16 @@ TEST(QueueTest, IoScheduleSleepsUntilWoken) {
 // The sectors the driver was handed, for the bio tests below.
 std::atomic<long> last_sector{-1};
 std::atomic<int> queued{0};
+std::atomic<int> last_ioprio{-1};
+// When set, the sectors handed to the driver, in order ("lower N").
+std::vector<std::string> *lower_log;
 
 blk_status_t RecordAndComplete(struct blk_mq_hw_ctx *,
                                const struct blk_mq_queue_data *bd) {
   last_sector = blk_rq_pos(bd->rq);
+  last_ioprio = req_get_ioprio(bd->rq);
+  if (lower_log)
+    lower_log->push_back("lower " + std::to_string(blk_rq_pos(bd->rq)));
   queued++;
   blk_mq_start_request(bd->rq);
   blk_mq_end_request(bd->rq, BLK_STS_OK);
@@ -230,6 +237,7 @@ class SubmitBioTest : public ::testing::Test {
     bio_init(&bio, bdev, &vec, 1, opf);
     __bio_add_page(&bio, virt_to_page(buf_), 512, 0);
     bio.bi_iter.bi_sector = sector;
+    bio.bi_ioprio = prio_;
     int ret = submit_bio_wait(&bio);
     remapped_ = bio_flagged(&bio, BIO_REMAPPED);
     bio_uninit(&bio);
@@ -239,6 +247,7 @@ class SubmitBioTest : public ::testing::Test {
   struct gendisk *disk_ = nullptr;
   char *buf_ = nullptr;
   bool remapped_ = false;
+  unsigned short prio_ = 0;
 };
 
 TEST_F(SubmitBioTest, BeyondTheEndFailsWithEio) {
@@ -322,6 +331,109 @@ TEST_F(SubmitBioTest, APartitionIsRemappedOnce) {
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(queued.load(), 2);
   free_percpu(part.bd_stats);
+}
+
+// A stacking driver above the test disk: its ->submit_bio logs the bio,
+// and for the bio at sector 0 submits one bio to itself and two to the disk
+// below before it ends that bio. Those children wait on current->bio_list
+// until it returns, and then go lowest level first, in submission order.
+std::vector<std::string> *stack_log;
+struct gendisk *stack_upper;
+struct gendisk *stack_lower;
+char *stack_buf;
+struct bio stack_child[3];
+struct bio_vec stack_vec[3];
+std::atomic<int> stack_child_ends{0};
+
+void StackChildEnd(struct bio *bio) { stack_child_ends++; }
+
+void StackChild(int i, struct gendisk *disk, sector_t sector) {
+  bio_init(&stack_child[i], disk->part0, &stack_vec[i], 1, REQ_OP_READ);
+  __bio_add_page(&stack_child[i], virt_to_page(stack_buf), 512, 0);
+  stack_child[i].bi_iter.bi_sector = sector;
+  stack_child[i].bi_end_io = StackChildEnd;
+  submit_bio_noacct(&stack_child[i]);
+}
+
+void StackSubmitBio(struct bio *bio) {
+  stack_log->push_back("upper " + std::to_string(bio->bi_iter.bi_sector));
+  EXPECT_NE(current->bio_list, nullptr);
+  if (bio->bi_iter.bi_sector == 0) {
+    StackChild(0, stack_upper, 1);
+    StackChild(1, stack_lower, 5);
+    StackChild(2, stack_lower, 6);
+    // Queued on the task's list, not submitted: the lower driver saw none.
+    EXPECT_EQ(queued.load(), 0);
+    EXPECT_EQ(stack_log->size(), 1u);
+  }
+  bio_endio(bio);
+}
+
+const struct block_device_operations kStackFops = {
+    .submit_bio = StackSubmitBio,
+};
+
+TEST_F(SubmitBioTest, BiosFromSubmitBioWaitAndGoLowerLevelFirst) {
+  std::vector<std::string> log;
+  stack_log = &log;
+  lower_log = &log;
+  stack_buf = buf_;
+  stack_child_ends = 0;
+  stack_lower = disk_;
+  struct queue_limits lim = {};
+  stack_upper = blk_mq_alloc_disk(&set_, &lim, nullptr);
+  ASSERT_FALSE(IS_ERR(stack_upper));
+  stack_upper->fops = &kStackFops;
+  set_capacity(stack_upper, 64);
+  strcpy(stack_upper->disk_name, "stack0");
+  ASSERT_EQ(add_disk(stack_upper), 0);
+  EXPECT_TRUE(bdev_test_flag(stack_upper->part0, BD_HAS_SUBMIT_BIO));
+  EXPECT_FALSE(bdev_test_flag(disk_->part0, BD_HAS_SUBMIT_BIO));
+
+  EXPECT_EQ(Submit(stack_upper->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(current->bio_list, nullptr);
+  EXPECT_EQ(stack_child_ends.load(), 3);
+  EXPECT_EQ(queued.load(), 2);
+  EXPECT_EQ(log, (std::vector<std::string>{"upper 0", "lower 5", "lower 6",
+                                           "upper 1"}));
+  for (auto &b : stack_child) bio_uninit(&b);
+
+  stack_log = nullptr;
+  lower_log = nullptr;
+  del_gendisk(stack_upper);
+  put_disk(stack_upper);
+}
+
+// submit_bio() gives a bio without a priority class the task's priority
+// (the default here) and leaves one with a class alone.
+TEST_F(SubmitBioTest, SubmitBioSetsTheIoPriority) {
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(last_ioprio.load(), IOPRIO_DEFAULT);
+  prio_ = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3);
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_READ, 0), 0);
+  EXPECT_EQ(last_ioprio.load(), IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3));
+}
+
+// No device here is zoned: a zone append is not supported.
+TEST_F(SubmitBioTest, ZoneAppendIsNotSupported) {
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_ZONE_APPEND, 0), -EOPNOTSUPP);
+  EXPECT_EQ(queued.load(), 0);
+}
+
+// An atomic write must fit the queue's atomic write units: none by default.
+TEST_F(SubmitBioTest, AtomicWriteFollowsTheQueueUnits) {
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE | REQ_ATOMIC, 0), -EINVAL);
+  disk_->queue->limits.atomic_write_unit_min = 512;
+  disk_->queue->limits.atomic_write_unit_max = 4096;
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE | REQ_ATOMIC, 0), 0);
+  // 512 bytes: not a multiple of the smallest unit.
+  disk_->queue->limits.atomic_write_unit_min = 1024;
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE | REQ_ATOMIC, 0), -EINVAL);
+  // Beyond the largest unit.
+  disk_->queue->limits.atomic_write_unit_min = 256;
+  disk_->queue->limits.atomic_write_unit_max = 256;
+  EXPECT_EQ(Submit(disk_->part0, REQ_OP_WRITE | REQ_ATOMIC, 0), -EINVAL);
+  EXPECT_EQ(queued.load(), 1);
 }
 
 TEST_F(SubmitBioTest, NowaitNeedsADeviceThatSupportsIt) {

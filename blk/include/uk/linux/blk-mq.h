@@ -14,6 +14,7 @@
 #include <uk/linux/blk_types.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/cpumask.h>
+#include <uk/linux/ioprio.h>
 #include <uk/linux/workqueue.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
@@ -133,12 +134,6 @@ static inline unsigned int blk_rq_sectors(const struct request *rq)
 {
 	return blk_rq_bytes(rq) >> SECTOR_SHIFT;
 }
-
-/* I/O priority: the class in the top 3 bits of 16 (include/uapi/linux/ioprio.h). */
-#define IOPRIO_CLASS_SHIFT 13
-#define IOPRIO_NR_CLASSES 8
-#define IOPRIO_CLASS_MASK (IOPRIO_NR_CLASSES - 1)
-#define IOPRIO_PRIO_CLASS(ioprio) (((ioprio) >> IOPRIO_CLASS_SHIFT) & IOPRIO_CLASS_MASK)
 
 static inline unsigned short req_get_ioprio(struct request *req)
 {

@@ -53,6 +53,9 @@ struct queue_limits {
 	unsigned int max_hw_sectors;
 	unsigned int max_sectors;
 	unsigned int max_hw_discard_sectors; /* 0: no discard */
+	unsigned int chunk_sectors;	     /* zone size of a zoned device */
+	unsigned int atomic_write_unit_min;  /* bytes; 0: no atomic writes */
+	unsigned int atomic_write_unit_max;
 	unsigned long virt_boundary_mask;
 	blk_features_t features;
 };
@@ -156,6 +159,16 @@ static inline enum rpm_status queue_rpm_status(struct request_queue *q)
 #define blk_queue_skip_tagset_quiesce(q) ((q)->limits.features & BLK_FEAT_SKIP_TAGSET_QUIESCE)
 #define blk_queue_io_stat(q) ((q)->limits.features & BLK_FEAT_IO_STAT)
 
+static inline unsigned int queue_atomic_write_unit_max_bytes(const struct request_queue *q)
+{
+	return q->limits.atomic_write_unit_max;
+}
+
+static inline unsigned int queue_atomic_write_unit_min_bytes(const struct request_queue *q)
+{
+	return q->limits.atomic_write_unit_min;
+}
+
 #define list_entry_rq(ptr) list_entry((ptr), struct request, queuelist)
 
 void blk_queue_flag_set(unsigned int flag, struct request_queue *q);
@@ -199,11 +212,19 @@ struct block_device {
 
 #define BD_PARTNO 255
 #define BD_READ_ONLY (1u << 8)
+/* The disk's driver takes bios itself (->submit_bio): set by add_disk(). */
+#define BD_HAS_SUBMIT_BIO (1u << 10)
 #define BD_RO_WARNED (1u << 11)
 #define BD_MAKE_IT_FAIL (1u << 12)
 
+/* A bio-based driver's entry point; NULL for a blk-mq disk. */
+struct block_device_operations {
+	void (*submit_bio)(struct bio *bio);
+};
+
 struct gendisk {
 	char disk_name[DISK_NAME_LEN];
+	const struct block_device_operations *fops;
 	struct request_queue *queue;
 	struct block_device *part0;
 	void *private_data;
@@ -326,6 +347,7 @@ void put_disk(struct gendisk *disk);
 
 void submit_bio(struct bio *bio);
 void submit_bio_noacct(struct bio *bio);
+void submit_bio_noacct_nocheck(struct bio *bio);
 
 /* I/O accounting of bio-based drivers (block/blk-core.c). */
 unsigned long bdev_start_io_acct(struct block_device *bdev, enum req_op op,

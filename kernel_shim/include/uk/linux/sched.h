@@ -66,6 +66,7 @@
 #define MAX_SCHEDULE_TIMEOUT LONG_MAX
 
 struct blk_plug;
+struct bio_list;
 struct mm_struct;
 struct worker;
 struct wait_queue_entry;
@@ -100,6 +101,8 @@ struct task_struct {
 	struct blk_plug *plug;	  /* blk_start_plug(), flushed by schedule() */
 	struct worker *uk_worker; /* workqueue worker that runs on this task */
 	void *journal_info;
+	/* submit_bio_noacct_nocheck(): the bios a ->submit_bio submits */
+	struct bio_list *bio_list;
 	/* 2.6 retry-based AIO: the iocb's wait entry while a retry runs */
 	struct wait_queue_entry *io_wait;
 
