@@ -23,6 +23,7 @@
 #include <uk/linux/init.h>
 #include <uk/linux/interrupt.h>
 #include <uk/linux/jiffies.h>
+#include <uk/linux/kmemleak.h>
 #include <uk/linux/kernel.h>
 #include <uk/linux/log2.h>
 #include <uk/linux/prefetch.h>
@@ -111,7 +112,8 @@ int kblockd_mod_delayed_work_on(int cpu, struct delayed_work *dwork, unsigned lo
 
 static bool blk_mq_hctx_has_pending(struct blk_mq_hw_ctx *hctx)
 {
-	return !list_empty_careful(&hctx->dispatch) || sbitmap_any_bit_set(&hctx->ctx_map);
+	return !list_empty_careful(&hctx->dispatch) || sbitmap_any_bit_set(&hctx->ctx_map) ||
+	       blk_mq_sched_has_work(hctx);
 }
 
 static void blk_mq_hctx_mark_pending(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx *ctx)
@@ -1964,6 +1966,7 @@ static void blk_mq_insert_requests(struct blk_mq_hw_ctx *hctx, struct blk_mq_ctx
 	 */
 	list_for_each_entry (rq, list, queuelist) {
 		BUG_ON(rq->mq_ctx != ctx);
+		trace_block_rq_insert(rq);
 		if (rq->cmd_flags & REQ_NOWAIT)
 			run_queue_async = true;
 	}
@@ -2093,6 +2096,7 @@ static void blk_mq_dispatch_plug_list(struct blk_plug *plug, bool from_sched)
 void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule)
 {
 	struct request *rq;
+	unsigned int depth;
 
 	/*
 	 * A driver's ->queue_rq() may sleep and come back here through
@@ -2101,6 +2105,7 @@ void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule)
 	 */
 	if (plug->rq_count == 0)
 		return;
+	depth = plug->rq_count;
 	plug->rq_count = 0;
 
 	if (!plug->multiple_queues && !plug->has_elevator && !from_schedule) {
@@ -2108,6 +2113,7 @@ void blk_mq_flush_plug_list(struct blk_plug *plug, bool from_schedule)
 
 		rq = rq_list_peek(&plug->mq_list);
 		q = rq->q;
+		trace_block_unplug(q, depth, true);
 
 		if (q->mq_ops->queue_rqs) {
 			blk_mq_run_dispatch_ops(q, __blk_mq_flush_plug_list(q, plug));
@@ -2782,26 +2788,91 @@ unsigned int blk_mq_rq_cpu(struct request *rq)
 
 /* ---- request memory ---- */
 
-struct blk_mq_rq_chunk {
-	struct list_head lru;
-	char data[];
-};
-
-/* Requests are cache-line sized apart (the chunk itself is kmalloc aligned). */
-static size_t blk_mq_rq_size(struct blk_mq_tag_set *set)
+static size_t order_to_size(unsigned int order)
 {
-	return round_up(sizeof(struct request) + set->cmd_size, L1_CACHE_BYTES);
+	return (size_t)PAGE_SIZE << order;
 }
 
-static void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
-			    unsigned int hctx_idx)
+/*
+ * The shim's struct page is the first byte of the page itself
+ * (page_address(page) == page), so it has no room for the list link and the
+ * order that the kernel keeps in page->lru and page->private: each block of
+ * requests gets one of these, kmalloc'ed beside it, to hold them.
+ * page_address() and __free_pages() below take it as they take a struct page.
+ */
+struct blk_mq_rq_page {
+	struct list_head lru;
+	unsigned long private_;
+	struct page *page;
+};
+
+static inline void *page_address(const struct blk_mq_rq_page *page)
 {
-	struct blk_mq_rq_chunk *chunk, *tmp;
+	return page_address(page->page);
+}
+
+/* Frees the block and the descriptor that tracked it. */
+static void __free_pages(struct blk_mq_rq_page *page, unsigned int order)
+{
+	__free_pages(page->page, order);
+	kfree(page);
+}
+
+/* Called before the requests of @tags are freed. */
+static void blk_mq_clear_rq_mapping(struct blk_mq_tags *drv_tags, struct blk_mq_tags *tags)
+{
+	struct blk_mq_rq_page *page;
+	unsigned long flags;
+
+	/*
+	 * Nothing to clear when the driver tags are not set up yet, or when
+	 * @tags are the driver tags themselves.
+	 */
+	if (!drv_tags || drv_tags == tags)
+		return;
+
+	list_for_each_entry (page, &tags->page_list, lru) {
+		unsigned long start = (unsigned long)page_address(page);
+		unsigned long end = start + order_to_size(page->private_);
+		int i;
+
+		for (i = 0; i < (int)drv_tags->nr_tags; i++) {
+			struct request *rq = drv_tags->rqs[i];
+			unsigned long rq_addr = (unsigned long)rq;
+
+			if (rq_addr >= start && rq_addr < end) {
+				WARN_ON_ONCE(req_ref_read(rq) != 0);
+				cmpxchg(&drv_tags->rqs[i], rq, NULL);
+			}
+		}
+	}
+
+	/*
+	 * An iterator that found one of the cleared requests holds ->lock
+	 * (blk_mq_find_and_get_req()): taking it once waits for that
+	 * iteration to end, and any later one reads NULL.
+	 */
+	spin_lock_irqsave(&drv_tags->lock, flags);
+	spin_unlock_irqrestore(&drv_tags->lock, flags);
+}
+
+void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags, unsigned int hctx_idx)
+{
+	struct blk_mq_tags *drv_tags;
+	struct blk_mq_rq_page *page;
+
+	if (list_empty(&tags->page_list))
+		return;
+
+	if (blk_mq_is_shared_tags(set->flags))
+		drv_tags = set->shared_tags;
+	else
+		drv_tags = set->tags[hctx_idx];
 
 	if (tags->static_rqs && set->ops->exit_request) {
-		unsigned int i;
+		int i;
 
-		for (i = 0; i < tags->nr_tags; i++) {
+		for (i = 0; i < (int)tags->nr_tags; i++) {
 			struct request *rq = tags->static_rqs[i];
 
 			if (!rq)
@@ -2811,13 +2882,18 @@ static void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags
 		}
 	}
 
-	list_for_each_entry_safe (chunk, tmp, &tags->page_list, lru) {
-		list_del_init(&chunk->lru);
-		kfree(chunk);
+	blk_mq_clear_rq_mapping(drv_tags, tags);
+
+	while (!list_empty(&tags->page_list)) {
+		page = list_first_entry(&tags->page_list, struct blk_mq_rq_page, lru);
+		list_del_init(&page->lru);
+		/* Drops the kmemleak object that blk_mq_alloc_rqs() created. */
+		kmemleak_free(page_address(page));
+		__free_pages(page, page->private_);
 	}
 }
 
-static void blk_mq_free_rq_map(struct blk_mq_tag_set *set, struct blk_mq_tags *tags)
+void blk_mq_free_rq_map(struct blk_mq_tags *tags)
 {
 	kfree(tags->rqs);
 	tags->rqs = NULL;
@@ -2909,32 +2985,76 @@ static int blk_mq_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	return 0;
 }
 
-/* Preallocates one request (+ PDU) per tag, all in one zeroed chunk. */
 static int blk_mq_alloc_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
 			    unsigned int hctx_idx, unsigned int depth)
 {
+	unsigned int i, j, entries_per_page, max_order = 4;
 	int node = blk_mq_get_hctx_node(set, hctx_idx);
-	size_t rq_size = blk_mq_rq_size(set);
-	struct blk_mq_rq_chunk *chunk;
-	unsigned int i;
+	size_t rq_size, left;
 
 	if (node == NUMA_NO_NODE)
 		node = set->numa_node;
 
 	INIT_LIST_HEAD(&tags->page_list);
 
-	chunk = (struct blk_mq_rq_chunk *)kzalloc(sizeof(*chunk) + rq_size * depth, GFP_NOIO);
-	if (!chunk)
-		return -ENOMEM;
-	list_add_tail(&chunk->lru, &tags->page_list);
+	/* Each request and its driver PDU, rounded up to a cache line. */
+	rq_size = round_up(sizeof(struct request) + set->cmd_size, cache_line_size());
+	left = rq_size * depth;
 
-	for (i = 0; i < depth; i++) {
-		struct request *rq = (struct request *)(chunk->data + i * rq_size);
+	for (i = 0; i < depth;) {
+		int this_order = max_order;
+		struct blk_mq_rq_page *page;
+		struct page *block;
+		int to_do;
+		char *p;
 
-		tags->static_rqs[i] = rq;
-		if (blk_mq_init_request(set, rq, hctx_idx, node)) {
-			tags->static_rqs[i] = NULL;
+		while (this_order && left < order_to_size(this_order - 1))
+			this_order--;
+
+		do {
+			block = alloc_pages_node(
+				node, GFP_NOIO | __GFP_NOWARN | __GFP_NORETRY | __GFP_ZERO,
+				this_order);
+			if (block)
+				break;
+			if (!this_order--)
+				break;
+			if (order_to_size(this_order) < rq_size)
+				break;
+		} while (1);
+
+		if (!block)
 			goto fail;
+
+		page = (struct blk_mq_rq_page *)kmalloc_node(sizeof(*page), GFP_NOIO, node);
+		if (!page) {
+			__free_pages(block, this_order);
+			goto fail;
+		}
+		page->page = block;
+		page->private_ = this_order;
+		list_add_tail(&page->lru, &tags->page_list);
+
+		p = (char *)page_address(page);
+		/*
+		 * kmemleak scans the block: ->init_request() may keep pointers
+		 * to other allocations in the PDUs.
+		 */
+		kmemleak_alloc(p, order_to_size(this_order), 1, GFP_NOIO);
+		entries_per_page = order_to_size(this_order) / rq_size;
+		to_do = min(entries_per_page, depth - i);
+		left -= to_do * rq_size;
+		for (j = 0; j < (unsigned int)to_do; j++) {
+			struct request *rq = (struct request *)p;
+
+			tags->static_rqs[i] = rq;
+			if (blk_mq_init_request(set, rq, hctx_idx, node)) {
+				tags->static_rqs[i] = NULL;
+				goto fail;
+			}
+
+			p += rq_size;
+			i++;
 		}
 	}
 	return 0;
@@ -2956,7 +3076,7 @@ struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set, unsigne
 
 	ret = blk_mq_alloc_rqs(set, tags, hctx_idx, depth);
 	if (ret) {
-		blk_mq_free_rq_map(set, tags);
+		blk_mq_free_rq_map(tags);
 		return NULL;
 	}
 	return tags;
@@ -2967,7 +3087,7 @@ void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tag
 {
 	if (tags) {
 		blk_mq_free_rqs(set, tags, hctx_idx);
-		blk_mq_free_rq_map(set, tags);
+		blk_mq_free_rq_map(tags);
 	}
 }
 
@@ -3013,7 +3133,6 @@ out_unwind:
 
 	if (blk_mq_is_shared_tags(set->flags)) {
 		blk_mq_free_map_and_rqs(set, set->shared_tags, BLK_MQ_NO_HCTX_IDX);
-		set->shared_tags = NULL;
 	}
 	return -ENOMEM;
 }

@@ -302,6 +302,11 @@ static inline bool req_ref_put_and_test(struct request *req)
 	return atomic_dec_and_test(&req->ref);
 }
 
+static inline int req_ref_read(struct request *req)
+{
+	return atomic_read(&req->ref);
+}
+
 static inline void req_ref_set(struct request *req, int value)
 {
 	atomic_set(&req->ref, value);
@@ -443,6 +448,8 @@ struct blk_mq_tags *blk_mq_alloc_map_and_rqs(struct blk_mq_tag_set *set, unsigne
 					     unsigned int depth);
 void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags,
 			     unsigned int hctx_idx);
+void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags, unsigned int hctx_idx);
+void blk_mq_free_rq_map(struct blk_mq_tags *tags);
 
 /* The default nr_requests, and the largest depth scheduler tags may grow to. */
 #define BLKDEV_DEFAULT_RQ 128

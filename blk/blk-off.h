@@ -4,8 +4,8 @@
  * the kernel's own headers give them when their config is off: data
  * integrity (!CONFIG_BLK_DEV_INTEGRITY), inline encryption
  * (!CONFIG_BLK_INLINE_ENCRYPTION), cgroups (!CONFIG_BLK_CGROUP), zoned
- * devices (!CONFIG_BLK_DEV_ZONED), the rq_qos policies (no policy is ever
- * attached here) and the block tracepoints. Ported code calls them where
+ * devices (!CONFIG_BLK_DEV_ZONED), the rq_qos policies and the I/O
+ * schedulers (none is ever attached here) and the block tracepoints. Ported code calls them where
  * the kernel does, and they compile to nothing, so that its statements
  * stay the kernel's.
  */
@@ -124,6 +124,14 @@ static inline void blk_crypto_rq_put_keyslot(struct request *rq) {}
 /* block/blk.h without CONFIG_BLK_DEV_ZONED */
 static inline void blk_zone_update_request_bio(struct request *rq, struct bio *bio) {}
 
+/* block/blk-mq-sched.h: no elevator is ever attached, so none has work. */
+struct blk_mq_hw_ctx;
+
+static inline bool blk_mq_sched_has_work(struct blk_mq_hw_ctx *hctx)
+{
+	return false;
+}
+
 /* include/trace/events/block.h */
 static inline void trace_block_rq_issue(struct request *rq) {}
 
@@ -141,5 +149,11 @@ static inline void trace_block_io_start(struct request *rq) {}
 static inline void trace_block_bio_queue(struct bio *bio) {}
 
 static inline void trace_block_io_done(struct request *rq) {}
+
+static inline void trace_block_rq_insert(struct request *rq) {}
+
+static inline void trace_block_unplug(struct request_queue *q, unsigned int depth, bool explicit_)
+{
+}
 
 #endif /* UK_BLK_BLK_OFF_H */

@@ -442,6 +442,7 @@ TEST(BlkMqAllocTagSetTest, HalvesTheDepthWhenTheMapsDoNotFit) {
   // before counting.
   rcu_barrier();
   long before = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+  long pages_before = uk::page_alloc_nr_allocated();
   bool halved = false;
   for (unsigned long nth = 1;; nth++) {
     struct blk_mq_tag_set set = {};
@@ -463,6 +464,7 @@ TEST(BlkMqAllocTagSetTest, HalvesTheDepthWhenTheMapsDoNotFit) {
     }
     EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(), before)
         << nth;
+    EXPECT_EQ(uk::page_alloc_nr_allocated(), pages_before) << nth;
     if (!reached) {
       EXPECT_EQ(set.queue_depth, 64u);
       break;
@@ -471,6 +473,183 @@ TEST(BlkMqAllocTagSetTest, HalvesTheDepthWhenTheMapsDoNotFit) {
   EXPECT_TRUE(halved);
   delete drv;
   drv = nullptr;
+}
+
+// Requests of a map come in blocks of pages: each block is the largest order
+// up to 4 that the requests still left to place fill beyond its lower half.
+size_t RqSize(const struct blk_mq_tag_set *set) {
+  return round_up(sizeof(struct request) + set->cmd_size, 64);
+}
+
+long ExpectedPages(size_t rq_size, unsigned int depth,
+                   size_t *blocks = nullptr) {
+  size_t left = rq_size * depth;
+  long pages = 0;
+  if (blocks) *blocks = 0;
+  for (unsigned int i = 0; i < depth;) {
+    unsigned int order = 4;
+    while (order && left < (PAGE_SIZE << (order - 1))) order--;
+    unsigned int n =
+        std::min<size_t>((PAGE_SIZE << order) / rq_size, depth - i);
+    left -= n * rq_size;
+    i += n;
+    pages += 1L << order;
+    if (blocks) ++*blocks;
+  }
+  return pages;
+}
+
+size_t ListLength(struct list_head *head) {
+  size_t n = 0;
+  for (struct list_head *p = head->next; p != head; p = p->next) n++;
+  return n;
+}
+
+std::atomic<int> init_request_calls, exit_request_calls;
+
+int CountInitRequest(struct blk_mq_tag_set *, struct request *rq, unsigned int,
+                     unsigned int) {
+  // The PDU follows the request and is zeroed, as the pages are.
+  EXPECT_EQ(*(int *)blk_mq_rq_to_pdu(rq), 0);
+  init_request_calls++;
+  return 0;
+}
+
+void CountExitRequest(struct blk_mq_tag_set *, struct request *rq,
+                      unsigned int) {
+  exit_request_calls++;
+}
+
+const struct blk_mq_ops kPdusOps = {
+    .queue_rq = TestQueueRq,
+    .init_request = CountInitRequest,
+    .exit_request = CountExitRequest,
+};
+
+class BlkMqRqPagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    drv = new Driver;
+    init_request_calls = 0;
+    exit_request_calls = 0;
+    kmalloc_before_ = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+    pages_before_ = uk::page_alloc_nr_allocated();
+    set_.ops = &kPdusOps;
+    set_.nr_hw_queues = 1;
+    set_.queue_depth = 64;
+    set_.cmd_size = 3000;
+    set_.numa_node = NUMA_NO_NODE;
+    ASSERT_EQ(blk_mq_alloc_tag_set(&set_), 0);
+    ASSERT_EQ(set_.queue_depth, 64u);
+  }
+
+  void TearDown() override {
+    blk_mq_free_tag_set(&set_);
+    EXPECT_EQ(exit_request_calls.load(), init_request_calls.load());
+    EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(),
+              kmalloc_before_);
+    EXPECT_EQ(uk::page_alloc_nr_allocated(), pages_before_);
+    delete drv;
+    drv = nullptr;
+  }
+
+  struct blk_mq_tag_set set_ = {};
+  long kmalloc_before_ = 0, pages_before_ = 0;
+};
+
+TEST_F(BlkMqRqPagesTest, RequestsFillBlocksOfUpToOrderFour) {
+  size_t rq_size = RqSize(&set_);
+  size_t blocks;
+  long pages = ExpectedPages(rq_size, 64, &blocks);
+  struct blk_mq_tags *tags = set_.tags[0];
+
+  // 64 requests of over 3 KiB: more than one block, and one page per
+  // request would be more than the blocks take.
+  EXPECT_GT(blocks, 1u);
+  EXPECT_LT(pages, 64);
+  EXPECT_EQ(uk::page_alloc_nr_allocated() - pages_before_, pages);
+  EXPECT_EQ(ListLength(&tags->page_list), blocks);
+  EXPECT_EQ(init_request_calls.load(), 64);
+
+  unsigned int per_block = (PAGE_SIZE << 4) / rq_size;
+  for (unsigned int i = 0; i < 64; i++) {
+    char *rq = (char *)tags->static_rqs[i];
+    ASSERT_NE(rq, nullptr) << i;
+    EXPECT_EQ(tags->static_rqs[i]->state, MQ_RQ_IDLE) << i;
+    if (i % per_block == 0) {
+      // Each block starts with a request, on a page boundary.
+      EXPECT_EQ((uintptr_t)rq % PAGE_SIZE, 0u) << i;
+    } else {
+      EXPECT_EQ(rq - (char *)tags->static_rqs[i - 1], (ptrdiff_t)rq_size) << i;
+    }
+  }
+}
+
+TEST_F(BlkMqRqPagesTest, SmallerOrdersWhenABlockCannotBeHad) {
+  // Fail each allocation of another map in turn: a failed block is
+  // retried at the next lower order, so the map still comes up, with more
+  // and smaller blocks; any other failure gives NULL and leaves nothing.
+  size_t rq_size = RqSize(&set_);
+  long kmalloc_base = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+  long pages_base = uk::page_alloc_nr_allocated();
+  bool fell_back = false;
+  for (unsigned long nth = 1;; nth++) {
+    int inits = init_request_calls.load();
+    ASSERT_EQ(uk::fail_nth_write(nth), 0);
+    struct blk_mq_tags *tags = blk_mq_alloc_map_and_rqs(&set_, 0, 16);
+    bool reached = uk::fail_nth_read() == 0;
+    uk::fail_nth_write(0);
+    if (tags) {
+      size_t blocks = ListLength(&tags->page_list);
+      // 16 requests: one order-4 block (19 fit) unless it failed.
+      EXPECT_GE(blocks, 1u) << nth;
+      fell_back |= blocks > 1;
+      EXPECT_EQ(init_request_calls.load() - inits, 16) << nth;
+      for (unsigned int i = 0; i < 16; i++)
+        EXPECT_NE(tags->static_rqs[i], nullptr) << nth << " " << i;
+      if (blocks == 1) {
+        EXPECT_EQ(uk::page_alloc_nr_allocated() - pages_base,
+                  ExpectedPages(rq_size, 16))
+            << nth;
+      }
+      blk_mq_free_map_and_rqs(&set_, tags, 0);
+    }
+    EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(),
+              kmalloc_base)
+        << nth;
+    EXPECT_EQ(uk::page_alloc_nr_allocated(), pages_base) << nth;
+    if (!reached) break;
+  }
+  EXPECT_TRUE(fell_back);
+}
+
+TEST_F(BlkMqRqPagesTest, FreeingAnotherMapClearsTheDriverTagsPointingIntoIt) {
+  // A second map on hctx 0 (as scheduler tags are): the driver tag that
+  // points at one of its requests is cleared when it is freed, the one that
+  // points at a driver request is left.
+  struct blk_mq_tags *drv_tags = set_.tags[0];
+  struct blk_mq_tags *other = blk_mq_alloc_map_and_rqs(&set_, 0, 8);
+  ASSERT_NE(other, nullptr);
+  drv_tags->rqs[3] = other->static_rqs[5];
+  drv_tags->rqs[4] = drv_tags->static_rqs[4];
+  int exits = exit_request_calls.load();
+
+  blk_mq_free_map_and_rqs(&set_, other, 0);
+  EXPECT_EQ(exit_request_calls.load() - exits, 8);
+  EXPECT_EQ(drv_tags->rqs[3], nullptr);
+  EXPECT_EQ(drv_tags->rqs[4], drv_tags->static_rqs[4]);
+  drv_tags->rqs[4] = nullptr;
+
+  // Freeing the driver map's own requests leaves its tags alone: they
+  // are the mapping being torn down.
+  struct request *own = drv_tags->static_rqs[6];
+  drv_tags->rqs[6] = own;
+  blk_mq_free_rqs(&set_, drv_tags, 0);
+  EXPECT_EQ(drv_tags->rqs[6], own);
+  EXPECT_EQ(drv_tags->static_rqs[6], nullptr);
+  EXPECT_TRUE(list_empty(&drv_tags->page_list));
+  drv_tags->rqs[6] = nullptr;
+  // A second free finds no pages and does nothing (TearDown's).
 }
 
 struct completion *async_done;

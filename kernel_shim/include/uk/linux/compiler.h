@@ -124,6 +124,8 @@ extern LockHook lock_hook;
 #define L1_CACHE_SHIFT 6
 #define L1_CACHE_BYTES (1 << L1_CACHE_SHIFT)
 #define SMP_CACHE_BYTES L1_CACHE_BYTES
+/* include/linux/cache.h: the coherency unit the allocator pads to. */
+#define cache_line_size() L1_CACHE_BYTES
 #define ____cacheline_aligned __attribute__((__aligned__(SMP_CACHE_BYTES)))
 #define ____cacheline_aligned_in_smp ____cacheline_aligned
 #define __cacheline_aligned ____cacheline_aligned

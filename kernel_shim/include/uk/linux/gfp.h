@@ -68,6 +68,12 @@ unsigned long get_zeroed_page(gfp_t gfp_mask);
 void __free_pages(struct page *page, unsigned int order);
 void free_pages(unsigned long addr, unsigned int order);
 
+/* Every virtual CPU sits on one node: @nid only names the caller's wish. */
+static inline struct page *alloc_pages_node(int nid, gfp_t gfp_mask, unsigned int order)
+{
+	return alloc_pages(gfp_mask, order);
+}
+
 #define alloc_page(gfp_mask) alloc_pages(gfp_mask, 0)
 #define __get_free_page(gfp_mask) __get_free_pages((gfp_mask), 0)
 #define __free_page(page) __free_pages((page), 0)
