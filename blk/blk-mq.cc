@@ -710,6 +710,66 @@ bool blk_update_request(struct request *req, blk_status_t error, unsigned int nr
 	return true;
 }
 
+/* Frees the bios of the clone @rq, one at a time from its head. */
+void blk_rq_unprep_clone(struct request *rq)
+{
+	struct bio *bio;
+
+	while ((bio = rq->bio) != NULL) {
+		rq->bio = bio->bi_next;
+
+		bio_put(bio);
+	}
+}
+
+/*
+ * Fills @rq with clones of @rq_src's bios, allocated from @bs on the disk of
+ * @rq's queue; @bio_ctr, when given, sets up each clone (non-zero fails it).
+ * The clones share @rq_src's pages: @rq must complete before @rq_src.
+ * 0, or -ENOMEM with no clone left behind.
+ */
+int blk_rq_prep_clone(struct request *rq, struct request *rq_src, struct bio_set *bs,
+		      gfp_t gfp_mask, int (*bio_ctr)(struct bio *, struct bio *, void *),
+		      void *data)
+{
+	struct bio *bio, *bio_src;
+
+	__rq_for_each_bio(bio_src, rq_src)
+	{
+		bio = bio_alloc_clone(rq->q->disk->part0, bio_src, gfp_mask, bs);
+		if (!bio)
+			goto free_and_out;
+
+		if (bio_ctr && bio_ctr(bio, bio_src, data))
+			goto free_and_out;
+
+		if (rq->bio) {
+			rq->biotail->bi_next = bio;
+			rq->biotail = bio;
+		} else {
+			rq->bio = rq->biotail = bio;
+		}
+		bio = NULL;
+	}
+
+	/* The clone covers the same sectors, in as many segments. */
+	rq->__sector = blk_rq_pos(rq_src);
+	rq->__data_len = blk_rq_bytes(rq_src);
+	rq->nr_phys_segments = rq_src->nr_phys_segments;
+
+	if (rq->bio && blk_crypto_rq_bio_prep(rq, rq->bio, gfp_mask) < 0)
+		goto free_and_out;
+
+	return 0;
+
+free_and_out:
+	if (bio)
+		bio_put(bio);
+	blk_rq_unprep_clone(rq);
+
+	return -ENOMEM;
+}
+
 /*
  * Moves @rq's bios to the end of @list (a multipath driver resubmits them
  * on another path) and leaves @rq with nothing to transfer. @rq must not

@@ -450,6 +450,10 @@ void blk_mq_free_map_and_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tag
 			     unsigned int hctx_idx);
 void blk_mq_free_rqs(struct blk_mq_tag_set *set, struct blk_mq_tags *tags, unsigned int hctx_idx);
 void blk_mq_free_rq_map(struct blk_mq_tags *tags);
+void blk_rq_unprep_clone(struct request *rq);
+int blk_rq_prep_clone(struct request *rq, struct request *rq_src, struct bio_set *bs,
+		      gfp_t gfp_mask, int (*bio_ctr)(struct bio *, struct bio *, void *),
+		      void *data);
 
 /* The default nr_requests, and the largest depth scheduler tags may grow to. */
 #define BLKDEV_DEFAULT_RQ 128

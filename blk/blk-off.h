@@ -71,6 +71,11 @@ static inline int bio_crypt_clone(struct bio *dst, struct bio *src, gfp_t gfp_ma
 	return 0;
 }
 
+static inline int blk_crypto_rq_bio_prep(struct request *rq, struct bio *bio, gfp_t gfp_mask)
+{
+	return 0;
+}
+
 /* include/linux/blk-cgroup.h, block/blk-cgroup.h, block/blk-ioprio.h */
 static inline void bio_associate_blkg(struct bio *bio) {}
 

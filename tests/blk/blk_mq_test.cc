@@ -1078,6 +1078,85 @@ TEST_F(BlkMqTest, StealBiosAppendsTheRequestsBios) {
 
 // nr_requests: only a frozen queue changes it; without a scheduler the driver
 // tags shrink and grow back, never past their size or down to the reserved.
+// Counts the clones ->bio_ctr() sees and fails the one numbered fail_at.
+struct CloneCtr {
+  int seen = 0;
+  int fail_at = -1;
+  std::vector<std::pair<struct bio *, struct bio *>> pairs;
+};
+
+int CountCloneCtr(struct bio *bio, struct bio *bio_src, void *data) {
+  auto *c = static_cast<CloneCtr *>(data);
+  c->pairs.emplace_back(bio, bio_src);
+  return c->seen++ == c->fail_at ? -EIO : 0;
+}
+
+TEST_F(BlkMqTest, PrepCloneClonesTheBiosAndUnprepFreesThem) {
+  struct gendisk *disk = blk_mq_alloc_disk_for_queue(q_, nullptr);
+  ASSERT_NE(disk, nullptr);
+  struct bio_set bs;
+  ASSERT_EQ(bioset_init(&bs, 2, 0, BIOSET_NEED_BVECS), 0);
+  long before = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
+
+  alignas(4096) static char buf[8192];
+  struct bio_vec v0, v1;
+  struct bio b0, b1;
+  bio_init(&b0, nullptr, &v0, 1, REQ_OP_WRITE);
+  bio_init(&b1, nullptr, &v1, 1, REQ_OP_WRITE);
+  __bio_add_page(&b0, virt_to_page(buf), 4096, 0);
+  __bio_add_page(&b1, virt_to_page(buf + 4096), 2048, 0);
+  struct request *src = PrivateRequest(q_);
+  struct request *rq = PrivateRequest(q_);
+  ASSERT_NE(src, nullptr);
+  ASSERT_NE(rq, nullptr);
+  b0.bi_next = &b1;
+  src->bio = &b0;
+  src->biotail = &b1;
+  src->__sector = 24;
+  src->__data_len = 6144;
+  src->nr_phys_segments = 2;
+
+  CloneCtr ctr;
+  ASSERT_EQ(blk_rq_prep_clone(rq, src, &bs, GFP_KERNEL, CountCloneCtr, &ctr),
+            0);
+  EXPECT_EQ(blk_rq_pos(rq), 24u);
+  EXPECT_EQ(blk_rq_bytes(rq), 6144u);
+  EXPECT_EQ(rq->nr_phys_segments, 2);
+  ASSERT_NE(rq->bio, nullptr);
+  ASSERT_EQ(ctr.pairs.size(), 2u);
+  // In order, on the queue's disk, sharing the source's pages.
+  EXPECT_EQ(rq->bio, ctr.pairs[0].first);
+  EXPECT_EQ(rq->bio->bi_next, ctr.pairs[1].first);
+  EXPECT_EQ(rq->biotail, ctr.pairs[1].first);
+  EXPECT_EQ(ctr.pairs[0].second, &b0);
+  EXPECT_EQ(ctr.pairs[1].second, &b1);
+  EXPECT_EQ(rq->bio->bi_bdev, disk->part0);
+  EXPECT_EQ(rq->bio->bi_io_vec, b0.bi_io_vec);
+  EXPECT_EQ(rq->biotail->bi_iter.bi_size, 2048u);
+  EXPECT_NE(rq->bio, &b0);
+
+  blk_rq_unprep_clone(rq);
+  EXPECT_EQ(rq->bio, nullptr);
+  EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(), before);
+
+  // A clone that ->bio_ctr() rejects: -ENOMEM, and no clone is left.
+  CloneCtr fail;
+  fail.fail_at = 1;
+  EXPECT_EQ(blk_rq_prep_clone(rq, src, &bs, GFP_KERNEL, CountCloneCtr, &fail),
+            -ENOMEM);
+  EXPECT_EQ(fail.seen, 2);
+  EXPECT_EQ(rq->bio, nullptr);
+  EXPECT_EQ(uk::kmalloc_nr_allocated() + uk::slab_total_allocated(), before);
+
+  src->bio = src->biotail = nullptr;
+  blk_mq_free_request(src);
+  blk_mq_free_request(rq);
+  bio_uninit(&b0);
+  bio_uninit(&b1);
+  bioset_exit(&bs);
+  put_disk(disk);
+}
+
 TEST_F(BlkMqTest, UpdateNrRequestsResizesTheDriverTags) {
   // WARN_ON_ONCE: it prints on the first run only (--gtest_repeat).
   static bool warned;
