@@ -112,17 +112,11 @@
 #ifndef NSEC_PER_SEC
 #define NSEC_PER_SEC 1000000000LL
 #endif
-#ifndef READ
-#define READ 0
-#endif
 /* No sleep-in-atomic debugging state to reset (include/linux/kernel.h). */
 #ifndef sched_annotate_sleep
 #define sched_annotate_sleep() \
 	do {                   \
 	} while (0)
-#endif
-#ifndef WRITE
-#define WRITE 1
 #endif
 
 #define RWF_HIPRI 0x00000001

@@ -25,7 +25,7 @@ void blk_mq_put_tags(struct blk_mq_tags *tags, int *tag_array, int nr_tags);
 int blk_mq_tag_update_depth(struct blk_mq_hw_ctx *hctx, struct blk_mq_tags **tagsptr,
 			    unsigned int tdepth, bool can_grow);
 void blk_mq_tag_resize_shared_tags(struct blk_mq_tag_set *set, unsigned int size);
-void blk_mq_tag_update_sched_shared_tags(struct request_queue *q, unsigned int nr);
+void blk_mq_tag_update_sched_shared_tags(struct request_queue *q);
 
 /* Tests: the v5.13 iterators, without a request reference around ->fn. */
 extern bool blk_mq_tag_iter_v513;

@@ -37,6 +37,7 @@
 #include "blk-mq-tag.h"
 #include "blk-mq.h"
 #include "blk-off.h"
+#include "elevator.h"
 
 struct workqueue_struct *kblockd_workqueue;
 void (*blk_mq_run_hw_queue_hook)(struct blk_mq_hw_ctx *hctx, bool async);
@@ -149,7 +150,7 @@ static bool blk_mq_check_inflight(struct request *rq, void *priv)
 	if (rq->part && blk_do_io_stat(rq) &&
 	    (!bdev_is_partition(mi->part) || rq->part == mi->part) &&
 	    blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT)
-		mi->inflight[rq_data_dir_write(rq)]++;
+		mi->inflight[rq_data_dir(rq)]++;
 
 	return true;
 }
@@ -606,8 +607,34 @@ void __blk_mq_free_request(struct request *rq)
 	blk_queue_exit(q);
 }
 
+/*
+ * Ends the scheduler's and the zone code's hold on @rq; with neither here it
+ * clears nothing, but keeps the kernel's call sites.
+ */
+static void blk_mq_finish_request(struct request *rq)
+{
+	struct request_queue *q = rq->q;
+
+	blk_zone_finish_request(rq);
+
+	if (rq->rq_flags & RQF_USE_SCHED) {
+		q->elevator->type->ops.finish_request(rq);
+		/* A flush may end twice: finish it only once. */
+		rq->rq_flags &= ~RQF_USE_SCHED;
+	}
+}
+
 void blk_mq_free_request(struct request *rq)
 {
+	struct request_queue *q = rq->q;
+
+	blk_mq_finish_request(rq);
+
+	if (unlikely(laptop_mode && !blk_rq_is_passthrough(rq)))
+		laptop_io_completion(q->disk->bdi);
+
+	rq_qos_done(q, rq);
+
 	WRITE_ONCE(rq->state, MQ_RQ_IDLE);
 	if (req_ref_put_and_test(rq))
 		__blk_mq_free_request(rq);
@@ -846,6 +873,8 @@ inline void __blk_mq_end_request(struct request *rq, blk_status_t error)
 	if (blk_mq_need_time_stamp(rq))
 		__blk_mq_end_request_acct(rq, blk_time_get_ns());
 
+	blk_mq_finish_request(rq);
+
 	if (rq->end_io) {
 		rq_qos_done(rq->q, rq);
 		if (rq->end_io(rq, error) == RQ_END_IO_FREE)
@@ -936,6 +965,8 @@ void blk_mq_end_request_batch(struct io_comp_batch *iob)
 		if (iob->need_ts)
 			__blk_mq_end_request_acct(rq, now);
 
+		blk_mq_finish_request(rq);
+
 		rq_qos_done(rq->q, rq);
 
 		/* An ->end_io that returns NONE keeps the request. */
@@ -945,6 +976,9 @@ void blk_mq_end_request_batch(struct io_comp_batch *iob)
 		WRITE_ONCE(rq->state, MQ_RQ_IDLE);
 		if (!req_ref_put_and_test(rq))
 			continue;
+
+		blk_crypto_free_request(rq);
+		blk_pm_mark_last_busy(rq);
 
 		if (nr_tags == TAG_COMP_BATCH || cur_hctx != rq->mq_hctx) {
 			if (cur_hctx)
@@ -1657,13 +1691,17 @@ void __blk_mq_sched_restart(struct blk_mq_hw_ctx *hctx)
 	blk_mq_run_hw_queue(hctx, true);
 }
 
-static bool blk_mq_hw_queue_need_run(struct blk_mq_hw_ctx *hctx)
+static inline bool blk_mq_hw_queue_need_run(struct blk_mq_hw_ctx *hctx)
 {
 	bool need_run;
 
-	/* A quiesced queue is run again by blk_mq_unquiesce_queue(). */
-	blk_mq_run_dispatch_ops(hctx->queue, need_run = !blk_queue_quiesced(hctx->queue) &&
-							blk_mq_hctx_has_pending(hctx));
+	/*
+	 * Nothing may look at a quiesced queue's contexts (they may be in the
+	 * middle of a change); blk_mq_unquiesce_queue() runs it again.
+	 */
+	__blk_mq_run_dispatch_ops(hctx->queue, false,
+				  need_run = !blk_queue_quiesced(hctx->queue) &&
+					     blk_mq_hctx_has_pending(hctx));
 	return need_run;
 }
 
@@ -2774,6 +2812,8 @@ void blk_rq_init(struct request_queue *q, struct request *rq)
 	INIT_LIST_HEAD(&rq->queuelist);
 	rq->q = q;
 	rq->__sector = (sector_t)-1;
+	INIT_HLIST_NODE(&rq->hash);
+	RB_CLEAR_NODE(&rq->rb_node);
 	rq->tag = BLK_MQ_NO_TAG;
 	rq->internal_tag = BLK_MQ_NO_TAG;
 	rq->start_time_ns = blk_time_get_ns();
@@ -4227,12 +4267,14 @@ int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
 		}
 		if (ret)
 			break;
+		if (q->elevator && q->elevator->type->ops.depth_updated)
+			q->elevator->type->ops.depth_updated(hctx);
 	}
 	if (!ret) {
 		q->nr_requests = nr;
 		if (blk_mq_is_shared_tags(set->flags)) {
 			if (q->elevator)
-				blk_mq_tag_update_sched_shared_tags(q, nr);
+				blk_mq_tag_update_sched_shared_tags(q);
 			else
 				blk_mq_tag_resize_shared_tags(set, nr);
 		}

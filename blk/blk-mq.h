@@ -384,14 +384,21 @@ static inline void blk_mq_run_dispatch_unlock(struct request_queue *q, int idx)
 		rcu_read_unlock();
 }
 
-/* Runs @dispatch_ops inside the queue's dispatch section. */
-#define blk_mq_run_dispatch_ops(q, dispatch_ops)        \
-	do {                                            \
-		int __idx = 0;                          \
-		blk_mq_run_dispatch_lock((q), &__idx);  \
-		(dispatch_ops);                         \
-		blk_mq_run_dispatch_unlock((q), __idx); \
+/*
+ * Runs @dispatch_ops inside the queue's dispatch section; @check_sleep asks
+ * for the might_sleep() check of a blocking tag set.
+ */
+#define __blk_mq_run_dispatch_ops(q, check_sleep, dispatch_ops) \
+	do {                                                    \
+		int __idx = 0;                                  \
+		if ((q)->tag_set->flags & BLK_MQ_F_BLOCKING)    \
+			might_sleep_if(check_sleep);            \
+		blk_mq_run_dispatch_lock((q), &__idx);          \
+		(dispatch_ops);                                 \
+		blk_mq_run_dispatch_unlock((q), __idx);         \
 	} while (0)
+
+#define blk_mq_run_dispatch_ops(q, dispatch_ops) __blk_mq_run_dispatch_ops(q, true, dispatch_ops)
 
 bool __blk_freeze_queue_start(struct request_queue *q, struct task_struct *owner);
 bool __blk_mq_unfreeze_queue(struct request_queue *q, bool force_atomic);

@@ -126,8 +126,23 @@ static inline void blk_integrity_complete(struct request *rq, unsigned int nr_by
 /* block/blk-crypto-internal.h */
 static inline void blk_crypto_rq_put_keyslot(struct request *rq) {}
 
+static inline void blk_crypto_free_request(struct request *rq) {}
+
+/* block/blk-pm.h without CONFIG_PM */
+static inline void blk_pm_mark_last_busy(struct request *rq) {}
+
 /* block/blk.h without CONFIG_BLK_DEV_ZONED */
 static inline void blk_zone_update_request_bio(struct request *rq, struct bio *bio) {}
+
+static inline void blk_zone_finish_request(struct request *rq) {}
+
+/*
+ * include/linux/writeback.h: laptop mode (vm.laptop_mode) is off, and there
+ * is no writeback to kick.
+ */
+static const int laptop_mode = 0;
+
+static inline void laptop_io_completion(struct backing_dev_info *info) {}
 
 /* block/blk-mq-sched.h: no elevator is ever attached, so none has work. */
 struct blk_mq_hw_ctx;

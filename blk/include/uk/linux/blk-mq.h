@@ -18,6 +18,7 @@
 #include <uk/linux/workqueue.h>
 #include <uk/linux/list.h>
 #include <uk/linux/mutex.h>
+#include <uk/linux/rbtree.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/sbitmap.h>
 #include <uk/linux/spinlock.h>
@@ -108,6 +109,9 @@ struct request {
 		struct request *rq_next;    /* struct rq_list (plugs, ->queue_rqs) */
 	};
 	struct list_head ipi_list; /* BLOCK_SOFTIRQ completion list */
+	/* An elevator's merge hash and sort tree: unused (no elevator). */
+	struct hlist_node hash;
+	struct rb_node rb_node;
 
 	enum mq_rq_state state;
 	atomic_t ref;
@@ -158,10 +162,7 @@ static inline bool blk_mq_need_time_stamp(struct request *rq)
 	return (rq->rq_flags & (RQF_IO_STAT | RQF_STATS | RQF_USE_SCHED));
 }
 
-static inline bool rq_data_dir_write(const struct request *rq)
-{
-	return op_is_write(req_op(rq));
-}
+#define rq_data_dir(rq) (op_is_write(req_op(rq)) ? WRITE : READ)
 
 #define __rq_for_each_bio(_bio, rq) \
 	if ((rq->bio))              \

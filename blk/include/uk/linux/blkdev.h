@@ -88,9 +88,12 @@ struct blk_mq_srcu {
 /* An elevator that dispatches from one hctx only: never set, there is none. */
 #define QUEUE_FLAG_SQ_SCHED 28
 
+struct backing_dev_info;
+struct elevator_queue;
+
 struct request_queue {
 	unsigned long queue_flags;
-	void *elevator; /* non-NULL when an I/O scheduler is attached (never here) */
+	struct elevator_queue *elevator; /* an attached I/O scheduler: never here */
 	void *queuedata;
 	const struct blk_mq_ops *mq_ops;
 
@@ -227,6 +230,7 @@ struct gendisk {
 	const struct block_device_operations *fops;
 	struct request_queue *queue;
 	struct block_device *part0;
+	struct backing_dev_info *bdi; /* no writeback model: NULL */
 	void *private_data;
 	sector_t capacity; /* 512-byte sectors */
 	unsigned long state;

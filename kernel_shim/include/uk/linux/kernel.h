@@ -53,6 +53,10 @@
 #define S32_MAX ((s32)(U32_MAX >> 1))
 #define S64_MAX ((s64)(U64_MAX >> 1))
 
+/* The data direction of an I/O, as the kernel's generic code spells it. */
+#define READ 0
+#define WRITE 1
+
 #define SZ_1K 0x00000400
 #define SZ_4K 0x00001000
 #define SZ_64K 0x00010000
