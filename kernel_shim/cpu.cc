@@ -126,8 +126,7 @@ static enum cpuhp_state cpuhp_cpu_state(unsigned int cpu)
  * CPU's hotplug thread and teardown of PREPARE states on the control CPU
  * (work_on_cpu()). The task counts as holding the hotplug lock.
  */
-template <typename Fn>
-static int cpuhp_run_on(unsigned int cpu, Fn &&fn)
+template <typename Fn> static int cpuhp_run_on(unsigned int cpu, Fn &&fn)
 {
 	int ret = 0;
 	std::thread t([&] {
@@ -167,7 +166,7 @@ static int cpuhp_invoke_callback(unsigned int cpu, enum cpuhp_state state, bool 
 		return cbm(cpu, node);
 
 	cnt = 0;
-	hlist_for_each(node, &step->list) {
+	hlist_for_each (node, &step->list) {
 		ret = cbm(cpu, node);
 		if (ret)
 			goto err;
@@ -178,7 +177,7 @@ err:
 	cbm = !bringup ? step->startup.multi : step->teardown.multi;
 	if (!cbm)
 		return ret;
-	hlist_for_each(node, &step->list) {
+	hlist_for_each (node, &step->list) {
 		if (!cnt--)
 			break;
 		WARN_ON_ONCE(cbm(cpu, node));
@@ -237,7 +236,8 @@ static int _cpu_down(unsigned int cpu)
 		if (!ret) {
 			uk::cpu_mark_offline(cpu);
 			/* The dead CPU's PREPARE states, here: their errors are bugs. */
-			WARN(cpuhp_invoke_range(cpu, false, CPUHP_BRINGUP_CPU - 1, CPUHP_OFFLINE + 1),
+			WARN(cpuhp_invoke_range(cpu, false, CPUHP_BRINGUP_CPU - 1,
+						CPUHP_OFFLINE + 1),
 			     "DEAD callback error for CPU%u", cpu);
 			uk::cpu_mark_dead(cpu);
 		}
@@ -345,21 +345,18 @@ static int cpuhp_store_callbacks(enum cpuhp_state state, const char *name,
 }
 
 /* One callback for one CPU, where the state runs (see cpuhp_run_on()). */
-static int cpuhp_issue_call(int cpu, enum cpuhp_state state, bool bringup,
-			    struct hlist_node *node)
+static int cpuhp_issue_call(int cpu, enum cpuhp_state state, bool bringup, struct hlist_node *node)
 {
 	if (cpuhp_step_empty(bringup, cpuhp_get_step(state)))
 		return 0;
 	if (cpuhp_is_ap_state(state))
-		return cpuhp_run_on(cpu, [=] {
-			return cpuhp_invoke_callback(cpu, state, bringup, node);
-		});
+		return cpuhp_run_on(
+			cpu, [=] { return cpuhp_invoke_callback(cpu, state, bringup, node); });
 	return cpuhp_invoke_callback(cpu, state, bringup, node);
 }
 
 /* Undoes the startup of @state on the CPUs before @failedcpu. */
-static void cpuhp_rollback_install(int failedcpu, enum cpuhp_state state,
-				   struct hlist_node *node)
+static void cpuhp_rollback_install(int failedcpu, enum cpuhp_state state, struct hlist_node *node)
 {
 	int cpu;
 
@@ -391,7 +388,8 @@ int __cpuhp_state_add_instance_cpuslocked(enum cpuhp_state state, struct hlist_n
 	if (!invoke || !sp->startup.multi)
 		goto add_node;
 
-	for_each_present_cpu (cpu) {
+	for_each_present_cpu(cpu)
+	{
 		if (cpuhp_cpu_state(cpu) < state)
 			continue;
 
@@ -445,7 +443,8 @@ int __cpuhp_setup_state_cpuslocked(enum cpuhp_state state, const char *name, boo
 	if (ret || !invoke || !startup)
 		goto out;
 
-	for_each_present_cpu (cpu) {
+	for_each_present_cpu(cpu)
+	{
 		if (cpuhp_cpu_state(cpu) < state)
 			continue;
 
@@ -491,7 +490,8 @@ int __cpuhp_state_remove_instance(enum cpuhp_state state, struct hlist_node *nod
 
 	if (!invoke || !sp->teardown.single)
 		goto remove;
-	for_each_present_cpu (cpu) {
+	for_each_present_cpu(cpu)
+	{
 		if (cpuhp_cpu_state(cpu) >= state)
 			cpuhp_issue_call(cpu, state, false, node);
 	}
@@ -522,7 +522,8 @@ void __cpuhp_remove_state_cpuslocked(enum cpuhp_state state, bool invoke)
 	if (!invoke || !sp->teardown.single)
 		goto remove;
 
-	for_each_present_cpu (cpu) {
+	for_each_present_cpu(cpu)
+	{
 		if (cpuhp_cpu_state(cpu) >= state)
 			cpuhp_issue_call(cpu, state, false, NULL);
 	}

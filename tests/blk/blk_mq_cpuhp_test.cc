@@ -28,7 +28,8 @@ std::atomic<int> completes;
 std::atomic<int> complete_cpu{-1};
 std::atomic<int> end_ios;
 
-blk_status_t QueueRq(struct blk_mq_hw_ctx *, const struct blk_mq_queue_data *bd) {
+blk_status_t QueueRq(struct blk_mq_hw_ctx *,
+                     const struct blk_mq_queue_data *bd) {
   last_queue_cpu = raw_smp_processor_id();
   blk_mq_start_request(bd->rq);
   queued++;

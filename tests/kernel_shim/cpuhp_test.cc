@@ -81,7 +81,8 @@ struct Inst {
 };
 
 int MultiUp(unsigned int cpu, struct hlist_node *node) {
-  Record((std::string(hlist_entry(node, Inst, node)->name) + "-up").c_str(), cpu);
+  Record((std::string(hlist_entry(node, Inst, node)->name) + "-up").c_str(),
+         cpu);
   return 0;
 }
 int MultiDown(unsigned int cpu, struct hlist_node *node) {
@@ -110,12 +111,12 @@ TEST_F(CpuhpTest, CallbacksRunInStateOrderOnTheRightCpu) {
                                        PrepUp, PrepDead);
   ASSERT_GE(prep, CPUHP_BP_PREPARE_DYN);
   ASSERT_LE(prep, CPUHP_BP_PREPARE_DYN_END);
-  int a = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp,
-                                    ApADown);
-  int b = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:b", ApBUp,
-                                    ApBDown);
+  int a =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp, ApADown);
+  int b =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:b", ApBUp, ApBDown);
   ASSERT_GT(a, CPUHP_AP_ONLINE_DYN - 1);
-  ASSERT_EQ(b, a + 1);  // the next free dynamic state
+  ASSERT_EQ(b, a + 1);               // the next free dynamic state
   EXPECT_TRUE(TakeCalls().empty());  // _nocalls
 
   ASSERT_EQ(remove_cpu(2), 0);
@@ -211,11 +212,11 @@ TEST_F(CpuhpTest, BadCallsGetTheKernelsErrors) {
   EXPECT_EQ(cpuhp_setup_state_nocalls(CPUHP_ONLINE, "test:x", ApAUp, NULL),
             -EINVAL);
   // The model's own states are taken.
-  EXPECT_EQ(cpuhp_setup_state_nocalls(CPUHP_TEARDOWN_CPU, "test:x", ApAUp,
-                                      NULL),
-            -EBUSY);
-  int a = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp,
-                                    ApADown);
+  EXPECT_EQ(
+      cpuhp_setup_state_nocalls(CPUHP_TEARDOWN_CPU, "test:x", ApAUp, NULL),
+      -EBUSY);
+  int a =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp, ApADown);
   ASSERT_GT(a, 0);
   struct hlist_node n;
   INIT_HLIST_NODE(&n);
@@ -232,14 +233,14 @@ TEST_F(CpuhpTest, BadCallsGetTheKernelsErrors) {
 }
 
 TEST_F(CpuhpTest, AFailingTeardownRollsTheCpuBack) {
-  int a = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp,
-                                    ApADown);
-  int b = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:b", ApBUp,
-                                    ApBDown);
+  int a =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:a", ApAUp, ApADown);
+  int b =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:b", ApBUp, ApBDown);
   ASSERT_GT(a, 0);
   ASSERT_GT(b, a);
-  int c = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:c", ApAUp,
-                                    ApADown);
+  int c =
+      cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "test:c", ApAUp, ApADown);
   ASSERT_GT(c, b);
   fail_teardown_cpu = 1;
   // c goes down, b fails, c comes back up; a is never reached.
@@ -260,8 +261,7 @@ TEST_F(CpuhpTest, NoTaskRunsOnAnOfflineCpu) {
   EXPECT_TRUE(cpumask_test_cpu(1, cpu_possible_mask));
   EXPECT_TRUE(cpu_possible(1));
   unsigned int seen = 0, cpu;
-  for_each_online_cpu (cpu)
-    seen |= 1u << cpu;
+  for_each_online_cpu(cpu) seen |= 1u << cpu;
   EXPECT_EQ(seen, 0xdu);
 
   // A thread pinned to the CPU runs elsewhere, in and out of sections.
@@ -287,7 +287,9 @@ TEST_F(CpuhpTest, NoTaskRunsOnAnOfflineCpu) {
   h.join();
 
   // No IPI reaches it.
-  EXPECT_EQ(smp_call_function_single(1, [](void *) {}, nullptr, 1), -ENXIO);
+  EXPECT_EQ(smp_call_function_single(
+                1, [](void *) {}, nullptr, 1),
+            -ENXIO);
 
   // Back online, a pinned thread is on it again.
   ASSERT_EQ(add_cpu(1), 0);

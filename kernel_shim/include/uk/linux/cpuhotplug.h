@@ -67,8 +67,7 @@ static inline int cpuhp_setup_state_nocalls(enum cpuhp_state state, const char *
 	return __cpuhp_setup_state(state, name, false, startup, teardown, false);
 }
 
-static inline int cpuhp_setup_state_nocalls_cpuslocked(enum cpuhp_state state,
-						       const char *name,
+static inline int cpuhp_setup_state_nocalls_cpuslocked(enum cpuhp_state state, const char *name,
 						       int (*startup)(unsigned int cpu),
 						       int (*teardown)(unsigned int cpu))
 {
@@ -77,8 +76,7 @@ static inline int cpuhp_setup_state_nocalls_cpuslocked(enum cpuhp_state state,
 
 /* A state whose callbacks run once per instance (an hlist_node) added to it. */
 static inline int cpuhp_setup_state_multi(enum cpuhp_state state, const char *name,
-					  int (*startup)(unsigned int cpu,
-							 struct hlist_node *node),
+					  int (*startup)(unsigned int cpu, struct hlist_node *node),
 					  int (*teardown)(unsigned int cpu,
 							  struct hlist_node *node))
 {
@@ -106,8 +104,7 @@ static inline int cpuhp_state_add_instance(enum cpuhp_state state, struct hlist_
 	return __cpuhp_state_add_instance(state, node, true);
 }
 
-static inline int cpuhp_state_add_instance_nocalls(enum cpuhp_state state,
-						   struct hlist_node *node)
+static inline int cpuhp_state_add_instance_nocalls(enum cpuhp_state state, struct hlist_node *node)
 {
 	return __cpuhp_state_add_instance(state, node, false);
 }

@@ -8,9 +8,7 @@
 
 #include <uk/linux/rbtree_types.h>
 
-#define RB_EMPTY_NODE(node) \
-	((node)->__rb_parent_color == (unsigned long)(node))
-#define RB_CLEAR_NODE(node) \
-	((node)->__rb_parent_color = (unsigned long)(node))
+#define RB_EMPTY_NODE(node) ((node)->__rb_parent_color == (unsigned long)(node))
+#define RB_CLEAR_NODE(node) ((node)->__rb_parent_color = (unsigned long)(node))
 
 #endif /* UK_LINUX_RBTREE_H */

@@ -18,7 +18,10 @@ struct rb_root {
 	struct rb_node *rb_node;
 };
 
-#define RB_ROOT \
-	(struct rb_root) { NULL, }
+#define RB_ROOT          \
+	(struct rb_root) \
+	{                \
+		NULL,    \
+	}
 
 #endif /* UK_LINUX_RBTREE_TYPES_H */
