@@ -6,13 +6,196 @@
 
 #include <uk/linux/bio.h>
 #include <uk/linux/blk_types.h>
+#include <uk/linux/cpuhotplug.h>
 #include <uk/linux/errno.h>
+#include <uk/linux/init.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/mutex.h>
 #include <uk/linux/overflow.h>
+#include <uk/linux/percpu.h>
+#include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/smp.h>
+#include <uk/linux/xarray.h>
 
 #include "blk-mq.h"
 #include "blk-off.h"
+
+#define ALLOC_CACHE_THRESHOLD 16
+#define ALLOC_CACHE_MAX 256
+
+/* One CPU's freed bios: taken back in task context, or in hardirq context. */
+struct bio_alloc_cache {
+	struct bio *free_list;
+	struct bio *free_list_irq;
+	unsigned int nr;
+	unsigned int nr_irq;
+};
+
+/* The vec tables too long for inline vecs, by size class. */
+static struct biovec_slab {
+	int nr_vecs;
+	const char *name;
+	struct kmem_cache *slab;
+} bvec_slabs[] __read_mostly = {
+	{ .nr_vecs = 16, .name = "biovec-16", .slab = NULL },
+	{ .nr_vecs = 64, .name = "biovec-64", .slab = NULL },
+	{ .nr_vecs = 128, .name = "biovec-128", .slab = NULL },
+	{ .nr_vecs = BIO_MAX_VECS, .name = "biovec-max", .slab = NULL },
+};
+
+static struct biovec_slab *biovec_slab(unsigned short nr_vecs)
+{
+	switch (nr_vecs) {
+	/* up to BIO_INLINE_VECS, the bio's own vecs serve */
+	case 5 ... 16:
+		return &bvec_slabs[0];
+	case 17 ... 64:
+		return &bvec_slabs[1];
+	case 65 ... 128:
+		return &bvec_slabs[2];
+	case 129 ... BIO_MAX_VECS:
+		return &bvec_slabs[3];
+	default:
+		BUG();
+		return NULL;
+	}
+}
+
+/* The bio_set of bio_alloc(), for callers without a pool of their own. */
+struct bio_set fs_bio_set;
+
+/* A bio slab, shared by every bio_set whose bios have its size. */
+struct bio_slab {
+	struct kmem_cache *slab;
+	unsigned int slab_ref;
+	unsigned int slab_size;
+	char name[12];
+};
+static DEFINE_MUTEX(bio_slab_lock);
+static DEFINE_XARRAY(bio_slabs);
+
+static struct bio_slab *create_bio_slab(unsigned int size)
+{
+	struct bio_slab *bslab = (struct bio_slab *)kzalloc(sizeof(*bslab), GFP_KERNEL);
+
+	if (!bslab)
+		return NULL;
+
+	snprintf(bslab->name, sizeof(bslab->name), "bio-%d", size);
+	bslab->slab = kmem_cache_create(bslab->name, size, ARCH_KMALLOC_MINALIGN,
+					SLAB_HWCACHE_ALIGN | SLAB_TYPESAFE_BY_RCU, NULL);
+	if (!bslab->slab)
+		goto fail_alloc_slab;
+
+	bslab->slab_ref = 1;
+	bslab->slab_size = size;
+
+	if (!xa_err(xa_store(&bio_slabs, size, bslab, GFP_KERNEL)))
+		return bslab;
+
+	kmem_cache_destroy(bslab->slab);
+
+fail_alloc_slab:
+	kfree(bslab);
+	return NULL;
+}
+
+static inline unsigned int bs_bio_slab_size(struct bio_set *bs)
+{
+	return bs->front_pad + sizeof(struct bio) + bs->back_pad;
+}
+
+static struct kmem_cache *bio_find_or_create_slab(struct bio_set *bs)
+{
+	unsigned int size = bs_bio_slab_size(bs);
+	struct bio_slab *bslab;
+
+	mutex_lock(&bio_slab_lock);
+	bslab = (struct bio_slab *)xa_load(&bio_slabs, size);
+	if (bslab)
+		bslab->slab_ref++;
+	else
+		bslab = create_bio_slab(size);
+	mutex_unlock(&bio_slab_lock);
+
+	if (bslab)
+		return bslab->slab;
+	return NULL;
+}
+
+static void bio_put_slab(struct bio_set *bs)
+{
+	struct bio_slab *bslab = NULL;
+	unsigned int slab_size = bs_bio_slab_size(bs);
+
+	mutex_lock(&bio_slab_lock);
+
+	bslab = (struct bio_slab *)xa_load(&bio_slabs, slab_size);
+	if (WARN(!bslab, KERN_ERR "bio: unable to find slab!\n"))
+		goto out;
+
+	WARN_ON_ONCE(bslab->slab != bs->bio_slab);
+
+	WARN_ON(!bslab->slab_ref);
+
+	if (--bslab->slab_ref)
+		goto out;
+
+	xa_erase(&bio_slabs, slab_size);
+
+	kmem_cache_destroy(bslab->slab);
+	kfree(bslab);
+
+out:
+	mutex_unlock(&bio_slab_lock);
+}
+
+void bvec_free(mempool_t *pool, struct bio_vec *bv, unsigned short nr_vecs)
+{
+	BUG_ON(nr_vecs > BIO_MAX_VECS);
+
+	if (nr_vecs == BIO_MAX_VECS)
+		mempool_free(bv, pool);
+	else if (nr_vecs > BIO_INLINE_VECS)
+		kmem_cache_free(biovec_slab(nr_vecs)->slab, bv);
+}
+
+/*
+ * The slab is asked first without reclaim, retries or a warning: the
+ * mempool behind it is the fallback.
+ */
+static inline gfp_t bvec_alloc_gfp(gfp_t gfp)
+{
+	return (gfp & ~(__GFP_DIRECT_RECLAIM | __GFP_IO)) | __GFP_NOMEMALLOC | __GFP_NORETRY |
+	       __GFP_NOWARN;
+}
+
+struct bio_vec *bvec_alloc(mempool_t *pool, unsigned short *nr_vecs, gfp_t gfp_mask)
+{
+	struct biovec_slab *bvs = biovec_slab(*nr_vecs);
+
+	if (WARN_ON_ONCE(!bvs))
+		return NULL;
+
+	/* The table gets all its slab object holds; bvec_free() counts on it. */
+	*nr_vecs = bvs->nr_vecs;
+
+	/*
+	 * Below BIO_MAX_VECS the size class's slab comes first; if it refuses
+	 * and the caller may sleep, a BIO_MAX_VECS table from the mempool.
+	 */
+	if (*nr_vecs < BIO_MAX_VECS) {
+		struct bio_vec *bvl;
+
+		bvl = kmem_cache_alloc(bvs->slab, bvec_alloc_gfp(gfp_mask));
+		if (likely(bvl) || !(gfp_mask & __GFP_DIRECT_RECLAIM))
+			return bvl;
+		*nr_vecs = BIO_MAX_VECS;
+	}
+
+	return mempool_alloc(pool, gfp_mask);
+}
 
 /*
  * Sets up a bio the caller allocated, over @table of @max_vecs vecs: every
@@ -75,6 +258,18 @@ void bio_uninit(struct bio *bio)
 	bio_crypt_free_ctx(bio);
 }
 
+static void bio_free(struct bio *bio)
+{
+	struct bio_set *bs = bio->bi_pool;
+	void *p = bio;
+
+	WARN_ON_ONCE(!bs);
+
+	bio_uninit(bio);
+	bvec_free(&bs->bvec_pool, bio->bi_io_vec, bio->bi_max_vecs);
+	mempool_free((char *)p - bs->front_pad, &bs->bio_pool);
+}
+
 void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 {
 	bio_uninit(bio);
@@ -84,108 +279,6 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 	if (bio->bi_bdev)
 		bio_associate_blkg(bio);
 	bio->bi_opf = opf;
-}
-
-/*
- * A bio_set: one slab of front_pad + bio + BIO_INLINE_VECS vecs (the
- * kernel's bio_slab with its back_pad) with a mempool of pool_size of them,
- * so that a bio allocation that may sleep does not fail; longer vec tables
- * come from kmalloc (the kernel's biovec slabs and pool).
- */
-int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags)
-{
-	unsigned int back_pad =
-		(flags & BIOSET_NEED_BVECS) ? BIO_INLINE_VECS * sizeof(struct bio_vec) : 0;
-
-	bs->front_pad = front_pad;
-	bs->back_pad = back_pad;
-	bs->bio_slab = kmem_cache_create("bio", front_pad + sizeof(struct bio) + back_pad,
-					 __alignof__(struct bio), 0, NULL);
-	if (!bs->bio_slab)
-		return -ENOMEM;
-	if (mempool_init_slab_pool(&bs->bio_pool, pool_size, bs->bio_slab))
-		goto bad;
-	return 0;
-bad:
-	bioset_exit(bs);
-	return -ENOMEM;
-}
-
-void bioset_exit(struct bio_set *bs)
-{
-	mempool_exit(&bs->bio_pool);
-	kmem_cache_destroy(bs->bio_slab);
-	bs->bio_slab = NULL;
-}
-
-struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
-			     gfp_t gfp_mask, struct bio_set *bs)
-{
-	struct bio_vec *bvl = NULL;
-	struct bio *bio;
-	void *p;
-
-	if (WARN_ON_ONCE(!bs->back_pad && nr_vecs))
-		return NULL;
-	if (nr_vecs > BIO_MAX_VECS)
-		return NULL;
-
-	p = mempool_alloc(&bs->bio_pool, gfp_mask);
-	if (unlikely(!p))
-		return NULL;
-	bio = (struct bio *)((char *)p + bs->front_pad);
-
-	if (nr_vecs > BIO_INLINE_VECS) {
-		bvl = (struct bio_vec *)kmalloc_array(nr_vecs, sizeof(*bvl), gfp_mask);
-		if (unlikely(!bvl)) {
-			mempool_free(p, &bs->bio_pool);
-			return NULL;
-		}
-	} else if (nr_vecs) {
-		bvl = bio->bi_inline_vecs;
-	}
-	bio_init(bio, bdev, bvl, nr_vecs, opf);
-	bio->bi_pool = bs;
-	return bio;
-}
-
-struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
-		      gfp_t gfp_mask)
-{
-	struct bio *bio;
-
-	if (nr_vecs > BIO_MAX_VECS)
-		return NULL;
-	bio = kmalloc(sizeof(*bio) + nr_vecs * sizeof(struct bio_vec), gfp_mask);
-	if (unlikely(!bio))
-		return NULL;
-	bio_init(bio, bdev, nr_vecs ? bio->bi_inline_vecs : NULL, nr_vecs, opf);
-	return bio;
-}
-
-static void bio_free(struct bio *bio)
-{
-	struct bio_set *bs = bio->bi_pool;
-
-	bio_uninit(bio);
-	if (bs) {
-		/* A table of its own: a clone has none (bi_max_vecs 0). */
-		if (bio->bi_max_vecs > BIO_INLINE_VECS)
-			kfree(bio->bi_io_vec);
-		mempool_free((char *)bio - bs->front_pad, &bs->bio_pool);
-	} else {
-		kfree(bio);
-	}
-}
-
-void bio_put(struct bio *bio)
-{
-	if (unlikely(bio_flagged(bio, BIO_REFFED))) {
-		BUG_ON(!atomic_read(&bio->__bi_cnt));
-		if (!atomic_dec_and_test(&bio->__bi_cnt))
-			return;
-	}
-	bio_free(bio);
 }
 
 void __bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off)
@@ -303,6 +396,174 @@ struct bio *blk_next_bio(struct bio *bio, struct block_device *bdev, unsigned in
 	return bio_chain_and_submit(bio, bio_alloc(bdev, nr_pages, opf, gfp));
 }
 
+/* The rescuer's work: submits what punt_bios_to_rescuer() handed it. */
+static void bio_alloc_rescue(struct work_struct *work)
+{
+	struct bio_set *bs = container_of(work, struct bio_set, rescue_work);
+	struct bio *bio;
+
+	while (1) {
+		spin_lock(&bs->rescue_lock);
+		bio = bio_list_pop(&bs->rescue_list);
+		spin_unlock(&bs->rescue_lock);
+
+		if (!bio)
+			break;
+
+		submit_bio_noacct(bio);
+	}
+}
+
+/*
+ * Moves the bios of @bs that wait on current->bio_list to the rescuer, so
+ * that they are submitted and free what they hold while this submitter
+ * sleeps on the pool. Bios of other bio_sets stay: submitting them from
+ * the rescuer could need this pool in turn. The lists are singly linked,
+ * so both are emptied and rebuilt.
+ */
+static void punt_bios_to_rescuer(struct bio_set *bs)
+{
+	struct bio_list punt, nopunt;
+	struct bio *bio;
+
+	if (WARN_ON_ONCE(!bs->rescue_workqueue))
+		return;
+
+	bio_list_init(&punt);
+	bio_list_init(&nopunt);
+
+	while ((bio = bio_list_pop(&current->bio_list[0])))
+		bio_list_add(bio->bi_pool == bs ? &punt : &nopunt, bio);
+	current->bio_list[0] = nopunt;
+
+	bio_list_init(&nopunt);
+	while ((bio = bio_list_pop(&current->bio_list[1])))
+		bio_list_add(bio->bi_pool == bs ? &punt : &nopunt, bio);
+	current->bio_list[1] = nopunt;
+
+	spin_lock(&bs->rescue_lock);
+	bio_list_merge(&bs->rescue_list, &punt);
+	spin_unlock(&bs->rescue_lock);
+
+	queue_work(bs->rescue_workqueue, &bs->rescue_work);
+}
+
+/* Takes the bios freed in hardirq context into the task context list. */
+static void bio_alloc_irq_cache_splice(struct bio_alloc_cache *cache)
+{
+	unsigned long flags;
+
+	/* only called with free_list empty */
+	if (WARN_ON_ONCE(cache->free_list))
+		return;
+
+	local_irq_save(flags);
+	cache->free_list = cache->free_list_irq;
+	cache->free_list_irq = NULL;
+	cache->nr += cache->nr_irq;
+	cache->nr_irq = 0;
+	local_irq_restore(flags);
+}
+
+static struct bio *bio_alloc_percpu_cache(struct block_device *bdev, unsigned short nr_vecs,
+					  blk_opf_t opf, gfp_t gfp, struct bio_set *bs)
+{
+	struct bio_alloc_cache *cache;
+	struct bio *bio;
+
+	cache = per_cpu_ptr(bs->cache, get_cpu());
+	if (!cache->free_list) {
+		if (READ_ONCE(cache->nr_irq) >= ALLOC_CACHE_THRESHOLD)
+			bio_alloc_irq_cache_splice(cache);
+		if (!cache->free_list) {
+			put_cpu();
+			return NULL;
+		}
+	}
+	bio = cache->free_list;
+	cache->free_list = bio->bi_next;
+	cache->nr--;
+	put_cpu();
+
+	bio_init(bio, bdev, nr_vecs ? bio->bi_inline_vecs : NULL, nr_vecs, opf);
+	bio->bi_pool = bs;
+	return bio;
+}
+
+/*
+ * A bio from @bs's mempools: with __GFP_DIRECT_RECLAIM it never fails, as
+ * long as each caller holds at most one unsubmitted bio of @bs at a time.
+ * Below submit_bio_noacct(), bios submitted earlier wait on
+ * current->bio_list until the submitter returns; a bio_set with a rescuer
+ * then first tries without reclaim and, if that fails, hands those bios to
+ * the rescuer before it waits on the pool.
+ */
+struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+			     gfp_t gfp_mask, struct bio_set *bs)
+{
+	gfp_t saved_gfp = gfp_mask;
+	struct bio *bio;
+	void *p;
+
+	/* a bio_set without BIOSET_NEED_BVECS has no vecs to give */
+	if (WARN_ON_ONCE(!mempool_initialized(&bs->bvec_pool) && nr_vecs > 0))
+		return NULL;
+
+	if (opf & REQ_ALLOC_CACHE) {
+		if (bs->cache && nr_vecs <= BIO_INLINE_VECS) {
+			bio = bio_alloc_percpu_cache(bdev, nr_vecs, opf, gfp_mask, bs);
+			if (bio)
+				return bio;
+			/* The cache was empty: the new bio goes to it when put. */
+		} else {
+			opf &= ~REQ_ALLOC_CACHE;
+		}
+	}
+
+	if (current->bio_list &&
+	    (!bio_list_empty(&current->bio_list[0]) || !bio_list_empty(&current->bio_list[1])) &&
+	    bs->rescue_workqueue)
+		gfp_mask &= ~__GFP_DIRECT_RECLAIM;
+
+	p = mempool_alloc(&bs->bio_pool, gfp_mask);
+	if (!p && gfp_mask != saved_gfp) {
+		punt_bios_to_rescuer(bs);
+		gfp_mask = saved_gfp;
+		p = mempool_alloc(&bs->bio_pool, gfp_mask);
+	}
+	if (unlikely(!p))
+		return NULL;
+	if (!mempool_is_saturated(&bs->bio_pool))
+		opf &= ~REQ_ALLOC_CACHE;
+
+	bio = reinterpret_cast<struct bio *>((char *)p + bs->front_pad);
+	if (nr_vecs > BIO_INLINE_VECS) {
+		struct bio_vec *bvl = NULL;
+
+		bvl = bvec_alloc(&bs->bvec_pool, &nr_vecs, gfp_mask);
+		if (!bvl && gfp_mask != saved_gfp) {
+			punt_bios_to_rescuer(bs);
+			gfp_mask = saved_gfp;
+			bvl = bvec_alloc(&bs->bvec_pool, &nr_vecs, gfp_mask);
+		}
+		if (unlikely(!bvl))
+			goto err_free;
+
+		bio_init(bio, bdev, bvl, nr_vecs, opf);
+	} else if (nr_vecs) {
+		bio_init(bio, bdev, bio->bi_inline_vecs, BIO_INLINE_VECS, opf);
+	} else {
+		bio_init(bio, bdev, NULL, 0, opf);
+	}
+
+	bio->bi_pool = bs;
+	return bio;
+
+err_free:
+	mempool_free(p, &bs->bio_pool);
+	return NULL;
+}
+
 struct bio *bio_kmalloc(unsigned short nr_vecs, gfp_t gfp_mask)
 {
 	struct bio *bio;
@@ -369,6 +630,111 @@ void guard_bio_eod(struct bio *bio)
 		return;
 
 	bio_truncate(bio, maxsector << 9);
+}
+
+static int __bio_alloc_cache_prune(struct bio_alloc_cache *cache, unsigned int nr)
+{
+	unsigned int i = 0;
+	struct bio *bio;
+
+	while ((bio = cache->free_list) != NULL) {
+		cache->free_list = bio->bi_next;
+		cache->nr--;
+		bio_free(bio);
+		if (++i == nr)
+			break;
+	}
+	return i;
+}
+
+static void bio_alloc_cache_prune(struct bio_alloc_cache *cache, unsigned int nr)
+{
+	nr -= __bio_alloc_cache_prune(cache, nr);
+	if (!READ_ONCE(cache->free_list)) {
+		bio_alloc_irq_cache_splice(cache);
+		__bio_alloc_cache_prune(cache, nr);
+	}
+}
+
+static int bio_cpu_dead(unsigned int cpu, struct hlist_node *node)
+{
+	struct bio_set *bs;
+
+	bs = hlist_entry_safe(node, struct bio_set, cpuhp_dead);
+	if (bs->cache) {
+		struct bio_alloc_cache *cache = per_cpu_ptr(bs->cache, cpu);
+
+		bio_alloc_cache_prune(cache, -1U);
+	}
+	return 0;
+}
+
+static void bio_alloc_cache_destroy(struct bio_set *bs)
+{
+	int cpu;
+
+	if (!bs->cache)
+		return;
+
+	cpuhp_state_remove_instance_nocalls(CPUHP_BIO_DEAD, &bs->cpuhp_dead);
+	for_each_possible_cpu (cpu) {
+		struct bio_alloc_cache *cache;
+
+		cache = per_cpu_ptr(bs->cache, cpu);
+		bio_alloc_cache_prune(cache, -1U);
+	}
+	free_percpu(bs->cache);
+	bs->cache = NULL;
+}
+
+/*
+ * A REQ_ALLOC_CACHE bio goes to this CPU's cache unless it is full: on the
+ * task list from task context, on the irq list from hardirq context; from
+ * softirq context it is freed.
+ */
+static inline void bio_put_percpu_cache(struct bio *bio)
+{
+	struct bio_alloc_cache *cache;
+
+	cache = per_cpu_ptr(bio->bi_pool->cache, get_cpu());
+	if (READ_ONCE(cache->nr_irq) + cache->nr > ALLOC_CACHE_MAX)
+		goto out_free;
+
+	if (in_task()) {
+		bio_uninit(bio);
+		bio->bi_next = cache->free_list;
+		/* a cached bio points at no device (polling skips it) */
+		bio->bi_bdev = NULL;
+		cache->free_list = bio;
+		cache->nr++;
+	} else if (in_hardirq()) {
+		lockdep_assert_irqs_disabled();
+
+		bio_uninit(bio);
+		bio->bi_next = cache->free_list_irq;
+		cache->free_list_irq = bio;
+		cache->nr_irq++;
+	} else {
+		goto out_free;
+	}
+	put_cpu();
+	return;
+out_free:
+	put_cpu();
+	bio_free(bio);
+}
+
+void bio_put(struct bio *bio)
+{
+	if (unlikely(bio_flagged(bio, BIO_REFFED))) {
+		BUG_ON(!atomic_read(&bio->__bi_cnt));
+		if (!atomic_dec_and_test(&bio->__bi_cnt))
+			return;
+	}
+	if (bio->bi_opf & REQ_ALLOC_CACHE)
+		bio_put_percpu_cache(bio);
+	else
+		bio_free(bio);
 }
 
 static int __bio_clone(struct bio *bio, struct bio *bio_src, gfp_t gfp)
@@ -553,4 +919,108 @@ again:
 
 	if (bio->bi_end_io)
 		bio->bi_end_io(bio);
+}
+
+/* The vec table reserve of a bio_set: BIO_MAX_VECS tables. */
+int biovec_init_pool(mempool_t *pool, int pool_entries)
+{
+	struct biovec_slab *bp = bvec_slabs + ARRAY_SIZE(bvec_slabs) - 1;
+
+	return mempool_init_slab_pool(pool, pool_entries, bp->slab);
+}
+
+/* Also right for a zeroed bio_set that bioset_init() never saw. */
+void bioset_exit(struct bio_set *bs)
+{
+	bio_alloc_cache_destroy(bs);
+	if (bs->rescue_workqueue)
+		destroy_workqueue(bs->rescue_workqueue);
+	bs->rescue_workqueue = NULL;
+
+	mempool_exit(&bs->bio_pool);
+	mempool_exit(&bs->bvec_pool);
+
+	bioset_integrity_free(bs);
+	if (bs->bio_slab)
+		bio_put_slab(bs);
+	bs->bio_slab = NULL;
+}
+
+/*
+ * Sets up @bs for bio_alloc_bioset(): bios with @front_pad bytes in front
+ * (the bio must end the caller's structure) from a shared bio slab, with a
+ * reserve of @pool_size. BIOSET_NEED_BVECS adds inline vecs and a vec
+ * table reserve, BIOSET_NEED_RESCUER a rescuer workqueue,
+ * BIOSET_PERCPU_CACHE the per-CPU caches of REQ_ALLOC_CACHE bios.
+ */
+int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags)
+{
+	bs->front_pad = front_pad;
+	if (flags & BIOSET_NEED_BVECS)
+		bs->back_pad = BIO_INLINE_VECS * sizeof(struct bio_vec);
+	else
+		bs->back_pad = 0;
+
+	spin_lock_init(&bs->rescue_lock);
+	bio_list_init(&bs->rescue_list);
+	INIT_WORK(&bs->rescue_work, bio_alloc_rescue);
+
+	bs->bio_slab = bio_find_or_create_slab(bs);
+	if (!bs->bio_slab)
+		return -ENOMEM;
+
+	if (mempool_init_slab_pool(&bs->bio_pool, pool_size, bs->bio_slab))
+		goto bad;
+
+	if ((flags & BIOSET_NEED_BVECS) && biovec_init_pool(&bs->bvec_pool, pool_size))
+		goto bad;
+
+	if (flags & BIOSET_NEED_RESCUER) {
+		bs->rescue_workqueue = alloc_workqueue("bioset", WQ_MEM_RECLAIM, 0);
+		if (!bs->rescue_workqueue)
+			goto bad;
+	}
+	if (flags & BIOSET_PERCPU_CACHE) {
+		bs->cache = alloc_percpu(struct bio_alloc_cache);
+		if (!bs->cache)
+			goto bad;
+		cpuhp_state_add_instance_nocalls(CPUHP_BIO_DEAD, &bs->cpuhp_dead);
+	}
+
+	return 0;
+bad:
+	bioset_exit(bs);
+	return -ENOMEM;
+}
+
+static int __init init_bio(void)
+{
+	int i;
+
+	BUILD_BUG_ON(BIO_FLAG_LAST > 8 * sizeof_field(struct bio, bi_flags));
+
+	bio_integrity_init();
+
+	for (i = 0; i < ARRAY_SIZE(bvec_slabs); i++) {
+		struct biovec_slab *bvs = bvec_slabs + i;
+
+		bvs->slab = kmem_cache_create(bvs->name, bvs->nr_vecs * sizeof(struct bio_vec), 0,
+					      SLAB_HWCACHE_ALIGN | SLAB_PANIC, NULL);
+	}
+
+	cpuhp_setup_state_multi(CPUHP_BIO_DEAD, "block/bio:dead", NULL, bio_cpu_dead);
+
+	if (bioset_init(&fs_bio_set, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS | BIOSET_PERCPU_CACHE))
+		panic("bio: can't allocate bios\n");
+
+	if (bioset_integrity_create(&fs_bio_set, BIO_POOL_SIZE))
+		panic("bio: can't create integrity pool\n");
+
+	return 0;
+}
+
+/* subsys_initcall(): run when the program is loaded, before main(). */
+__attribute__((constructor)) static void init_bio_at_load(void)
+{
+	init_bio();
 }

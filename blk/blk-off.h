@@ -33,8 +33,17 @@ static inline int bio_integrity_clone(struct bio *bio, struct bio *bio_src, gfp_
 	return 0;
 }
 
+static inline void bioset_integrity_free(struct bio_set *bs) {}
+
+static inline int bioset_integrity_create(struct bio_set *bs, int pool_size)
+{
+	return 0;
+}
+
 /* block/blk.h */
 static inline void bio_integrity_free(struct bio *bio) {}
+
+static inline void bio_integrity_init(void) {}
 
 static inline bool bio_integrity_endio(struct bio *bio)
 {

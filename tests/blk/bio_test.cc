@@ -25,7 +25,7 @@ void FillPages(struct bio *bio, char *buf, int pages) {
 }
 
 TEST(BioCloneTest, ACloneSharesTheVecsAndTheRange) {
-  struct bio_set bs;
+  struct bio_set bs = {};
   ASSERT_EQ(bioset_init(&bs, 2, 0, BIOSET_NEED_BVECS), 0);
   struct bio_vec vecs[4];
   struct bio src;
@@ -59,7 +59,7 @@ TEST(BioCloneTest, ACloneSharesTheVecsAndTheRange) {
 }
 
 TEST(BioCloneTest, SplitTakesTheFrontAndAdvancesTheRest) {
-  struct bio_set bs;
+  struct bio_set bs = {};
   ASSERT_EQ(bioset_init(&bs, 2, 0, BIOSET_NEED_BVECS), 0);
   struct bio_vec vecs[4];
   struct bio bio;

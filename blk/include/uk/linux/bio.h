@@ -14,7 +14,11 @@
 #include <uk/linux/blk_types.h>
 #include <uk/linux/bvec.h>
 #include <uk/linux/gfp.h>
+#include <uk/linux/list.h>
 #include <uk/linux/mempool.h>
+#include <uk/linux/percpu.h>
+#include <uk/linux/spinlock.h>
+#include <uk/linux/workqueue.h>
 
 #define BIO_MAX_VECS 256U
 
@@ -115,33 +119,124 @@ void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	      unsigned short max_vecs, blk_opf_t opf);
 void bio_uninit(struct bio *bio);
 void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf);
-/* NULL if nr_vecs > BIO_MAX_VECS or the allocation fails. */
+
+/* A singly linked list of bios through ->bi_next, with a tail pointer. */
+struct bio_list {
+	struct bio *head;
+	struct bio *tail;
+};
+
+static inline int bio_list_empty(const struct bio_list *bl)
+{
+	return bl->head == NULL;
+}
+
+static inline void bio_list_init(struct bio_list *bl)
+{
+	bl->head = bl->tail = NULL;
+}
+
+static inline struct bio *bio_list_pop(struct bio_list *bl)
+{
+	struct bio *bio = bl->head;
+
+	if (bio) {
+		bl->head = bl->head->bi_next;
+		if (!bl->head)
+			bl->tail = NULL;
+
+		bio->bi_next = NULL;
+	}
+
+	return bio;
+}
+
+static inline void bio_list_add(struct bio_list *bl, struct bio *bio)
+{
+	bio->bi_next = NULL;
+
+	if (bl->tail)
+		bl->tail->bi_next = bio;
+	else
+		bl->head = bio;
+
+	bl->tail = bio;
+}
+
+/* Appends @bl2 to @bl; @bl2 is left as it was. */
+static inline void bio_list_merge(struct bio_list *bl, struct bio_list *bl2)
+{
+	if (!bl2->head)
+		return;
+
+	if (bl->tail)
+		bl->tail->bi_next = bl2->head;
+	else
+		bl->head = bl2->head;
+
+	bl->tail = bl2->tail;
+}
+
 /*
  * A pool of bios with @front_pad bytes of the caller's in front of each
  * (block/fops.c keeps its dio there) and, with BIOSET_NEED_BVECS,
- * BIO_INLINE_VECS vecs behind it.
+ * BIO_INLINE_VECS vecs behind it and a reserve of BIO_MAX_VECS vec tables.
  */
 #define BIO_INLINE_VECS 4
 /* The most inline vecs bio_kmalloc() gives a bio (UIO_MAXIOV). */
 #define BIO_MAX_INLINE_VECS 1024
-#define BIOSET_NEED_BVECS (1 << 0)
+/* The reserve of fs_bio_set, the bio_set of bio_alloc(). */
+#define BIO_POOL_SIZE 2
+
+enum {
+	BIOSET_NEED_BVECS = BIT(0),
+	BIOSET_NEED_RESCUER = BIT(1),
+	BIOSET_PERCPU_CACHE = BIT(2),
+};
 
 struct kmem_cache;
+struct bio_alloc_cache;
+struct workqueue_struct;
 
 struct bio_set {
 	struct kmem_cache *bio_slab;
-	mempool_t bio_pool;
 	unsigned int front_pad;
+
+	/* per-CPU lists of freed bios (BIOSET_PERCPU_CACHE, REQ_ALLOC_CACHE) */
+	struct bio_alloc_cache __percpu *cache;
+
+	mempool_t bio_pool;
+	mempool_t bvec_pool;
+
 	unsigned int back_pad;
+	/* bios punted from a submitter that waits on this bio_set's pool */
+	spinlock_t rescue_lock;
+	struct bio_list rescue_list;
+	struct work_struct rescue_work;
+	struct workqueue_struct *rescue_workqueue;
+
+	struct hlist_node cpuhp_dead;
 };
 
+extern struct bio_set fs_bio_set;
+
+int biovec_init_pool(mempool_t *pool, int pool_entries);
 int bioset_init(struct bio_set *bs, unsigned int pool_size, unsigned int front_pad, int flags);
 void bioset_exit(struct bio_set *bs);
 struct bio *bio_alloc_bioset(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
 			     gfp_t gfp_mask, struct bio_set *bs);
-struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
-		      gfp_t gfp_mask);
 void bio_put(struct bio *bio);
+
+/* A bio from fs_bio_set; with a mask that may sleep it never fails. */
+static inline struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs,
+				    blk_opf_t opf, gfp_t gfp_mask)
+{
+	return bio_alloc_bioset(bdev, nr_vecs, opf, gfp_mask, &fs_bio_set);
+}
+
+/* Vec tables of a bio_set: rounded up to a biovec slab's size. */
+struct bio_vec *bvec_alloc(mempool_t *pool, unsigned short *nr_vecs, gfp_t gfp_mask);
+void bvec_free(mempool_t *pool, struct bio_vec *bv, unsigned short nr_vecs);
 
 static inline void bio_get(struct bio *bio)
 {
@@ -204,63 +299,6 @@ static inline void bio_inc_remaining(struct bio *bio)
 	bio_set_flag(bio, BIO_CHAIN);
 	smp_mb__before_atomic(); /* flag visible before the count, see bio_remaining_done() */
 	atomic_inc(&bio->__bi_remaining);
-}
-
-/* A singly linked list of bios through ->bi_next, with a tail pointer. */
-struct bio_list {
-	struct bio *head;
-	struct bio *tail;
-};
-
-static inline int bio_list_empty(const struct bio_list *bl)
-{
-	return bl->head == NULL;
-}
-
-static inline void bio_list_init(struct bio_list *bl)
-{
-	bl->head = bl->tail = NULL;
-}
-
-static inline void bio_list_add(struct bio_list *bl, struct bio *bio)
-{
-	bio->bi_next = NULL;
-
-	if (bl->tail)
-		bl->tail->bi_next = bio;
-	else
-		bl->head = bio;
-
-	bl->tail = bio;
-}
-
-/* Appends @bl2's bios to @bl; @bl2 is left as it was. */
-static inline void bio_list_merge(struct bio_list *bl, struct bio_list *bl2)
-{
-	if (!bl2->head)
-		return;
-
-	if (bl->tail)
-		bl->tail->bi_next = bl2->head;
-	else
-		bl->head = bl2->head;
-
-	bl->tail = bl2->tail;
-}
-
-static inline struct bio *bio_list_pop(struct bio_list *bl)
-{
-	struct bio *bio = bl->head;
-
-	if (bio) {
-		bl->head = bl->head->bi_next;
-		if (!bl->head)
-			bl->tail = NULL;
-
-		bio->bi_next = NULL;
-	}
-
-	return bio;
 }
 
 #endif /* UK_LINUX_BIO_H */

@@ -130,6 +130,8 @@ extern LockHook lock_hook;
 #define ____cacheline_aligned_in_smp ____cacheline_aligned
 #define __cacheline_aligned ____cacheline_aligned
 #define __cacheline_aligned_in_smp ____cacheline_aligned
+/* include/linux/cache.h: no section of read-mostly data here. */
+#define __read_mostly
 
 #define __stringify_1(x...) #x
 #define __stringify(x...) __stringify_1(x)

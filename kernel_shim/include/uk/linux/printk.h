@@ -56,6 +56,12 @@ void warn(const char *file, int line, const char *cond);
 #define printk_ratelimited printk
 
 #define BUG() ::uk::bug(__FILE__, __LINE__, "BUG()")
+/* include/linux/panic.h: the message at KERN_EMERG, then the process ends. */
+#define panic(fmt, ...)                                                               \
+	do {                                                                          \
+		printk(KERN_EMERG "Kernel panic - not syncing: " fmt, ##__VA_ARGS__); \
+		::uk::bug(__FILE__, __LINE__, "panic()");                             \
+	} while (0)
 #define BUG_ON(cond)                                          \
 	do {                                                  \
 		if (unlikely(cond))                           \
