@@ -281,47 +281,182 @@ void bio_reset(struct bio *bio, struct block_device *bdev, blk_opf_t opf)
 	bio->bi_opf = opf;
 }
 
+static inline bool bio_full(struct bio *bio, unsigned len)
+{
+	if (bio->bi_vcnt >= bio->bi_max_vecs)
+		return true;
+	if (bio->bi_iter.bi_size > UINT_MAX - len)
+		return true;
+	return false;
+}
+
+/*
+ * Extends @bv by @len bytes at @off in @page if they follow it in memory;
+ * *@same_page says whether they start in the page where @bv ends.
+ */
+static bool bvec_try_merge_page(struct bio_vec *bv, struct page *page, unsigned int len,
+				unsigned int off, bool *same_page)
+{
+	size_t bv_end = bv->bv_offset + bv->bv_len;
+	phys_addr_t vec_end_addr = page_to_phys(bv->bv_page) + bv_end - 1;
+	phys_addr_t page_addr = page_to_phys(page);
+
+	if (vec_end_addr + 1 != page_addr + off)
+		return false;
+	if (xen_domain() && !xen_biovec_phys_mergeable(bv, page))
+		return false;
+	if (!zone_device_pages_have_same_pgmap(bv->bv_page, page))
+		return false;
+
+	*same_page = ((vec_end_addr & PAGE_MASK) == ((page_addr + off) & PAGE_MASK));
+	if (!*same_page) {
+		if (IS_ENABLED(CONFIG_KMSAN))
+			return false;
+		if (bv->bv_page + bv_end / PAGE_SIZE != page + off / PAGE_SIZE)
+			return false;
+	}
+
+	bv->bv_len += len;
+	return true;
+}
+
+/* The same within @q's segment boundary and maximum segment size. */
+bool bvec_try_merge_hw_page(struct request_queue *q, struct bio_vec *bv, struct page *page,
+			    unsigned len, unsigned offset, bool *same_page)
+{
+	unsigned long mask = queue_segment_boundary(q);
+	phys_addr_t addr1 = bvec_phys(bv);
+	phys_addr_t addr2 = page_to_phys(page) + offset + len - 1;
+
+	if ((addr1 | mask) != (addr2 | mask))
+		return false;
+	if (len > queue_max_segment_size(q) - bv->bv_len)
+		return false;
+	return bvec_try_merge_page(bv, page, len, offset, same_page);
+}
+
+/*
+ * Adds a segment to a bio for @q as the device will see it: the bio stays
+ * within @max_sectors, the queue's segment count and size, and the
+ * device's gap rule. Returns the bytes added, 0 if none.
+ */
+int bio_add_hw_page(struct request_queue *q, struct bio *bio, struct page *page, unsigned int len,
+		    unsigned int offset, unsigned int max_sectors, bool *same_page)
+{
+	unsigned int max_size = max_sectors << SECTOR_SHIFT;
+
+	if (WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED)))
+		return 0;
+
+	len = min3(len, max_size, queue_max_segment_size(q));
+	if (len > max_size - bio->bi_iter.bi_size)
+		return 0;
+
+	if (bio->bi_vcnt > 0) {
+		struct bio_vec *bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
+
+		if (bvec_try_merge_hw_page(q, bv, page, len, offset, same_page)) {
+			bio->bi_iter.bi_size += len;
+			return len;
+		}
+
+		if (bio->bi_vcnt >= min(bio->bi_max_vecs, queue_max_segments(q)))
+			return 0;
+
+		/* a device with a virtual boundary takes no gap between segments */
+		if (bvec_gap_to_prev(&q->limits, bv, offset))
+			return 0;
+	}
+
+	bvec_set_page(&bio->bi_io_vec[bio->bi_vcnt], page, len, offset);
+	bio->bi_vcnt++;
+	bio->bi_iter.bi_size += len;
+	return len;
+}
+
+int bio_add_hw_folio(struct request_queue *q, struct bio *bio, struct folio *folio, size_t len,
+		     size_t offset, unsigned int max_sectors, bool *same_page)
+{
+	if (len > UINT_MAX || offset > UINT_MAX)
+		return 0;
+	return bio_add_hw_page(q, bio, folio_page(folio, 0), len, offset, max_sectors, same_page);
+}
+
+int bio_add_pc_page(struct request_queue *q, struct bio *bio, struct page *page, unsigned int len,
+		    unsigned int offset)
+{
+	bool same_page = false;
+	return bio_add_hw_page(q, bio, page, len, offset, queue_max_hw_sectors(q), &same_page);
+}
+
+int bio_add_zone_append_page(struct bio *bio, struct page *page, unsigned int len,
+			     unsigned int offset)
+{
+	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	bool same_page = false;
+
+	if (WARN_ON_ONCE(bio_op(bio) != REQ_OP_ZONE_APPEND))
+		return 0;
+
+	if (WARN_ON_ONCE(!bdev_is_zoned(bio->bi_bdev)))
+		return 0;
+
+	return bio_add_hw_page(q, bio, page, len, offset, queue_max_zone_append_sectors(q),
+			       &same_page);
+}
+
 void __bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off)
 {
 	WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED));
-	WARN_ON_ONCE(bio->bi_vcnt >= bio->bi_max_vecs);
+	WARN_ON_ONCE(bio_full(bio, len));
 
 	bvec_set_page(&bio->bi_io_vec[bio->bi_vcnt], page, len, off);
 	bio->bi_iter.bi_size += len;
 	bio->bi_vcnt++;
 }
 
-/* Merge into the last bvec if the new range continues it in memory. */
-static bool bio_try_merge_page(struct bio *bio, struct page *page, unsigned int len,
-			       unsigned int off)
+/* Merges into the last segment when the bytes follow it in memory. */
+int bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int offset)
 {
-	struct bio_vec *bv;
+	bool same_page = false;
 
-	if (!bio->bi_vcnt)
-		return false;
-	bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
-	if ((char *)page_address(bv->bv_page) + bv->bv_offset + bv->bv_len !=
-	    (char *)page_address(page) + off)
-		return false;
-	if (bio->bi_iter.bi_size > UINT_MAX - len)
-		return false;
-	bv->bv_len += len;
-	bio->bi_iter.bi_size += len;
-	return true;
-}
-
-int bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off)
-{
 	if (WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED)))
 		return 0;
 	if (bio->bi_iter.bi_size > UINT_MAX - len)
 		return 0;
-	if (bio_try_merge_page(bio, page, len, off))
-		return len;
+
+	if (bio->bi_vcnt > 0) {
+		struct bio_vec *bv = &bio->bi_io_vec[bio->bi_vcnt - 1];
+
+		if (!zone_device_pages_compatible(bv->bv_page, page))
+			return 0;
+		if (bvec_try_merge_page(bv, page, len, offset, &same_page)) {
+			bio->bi_iter.bi_size += len;
+			return len;
+		}
+	}
+
 	if (bio->bi_vcnt >= bio->bi_max_vecs)
 		return 0;
-	__bio_add_page(bio, page, len, off);
+	__bio_add_page(bio, page, len, offset);
 	return len;
+}
+
+void bio_add_folio_nofail(struct bio *bio, struct folio *folio, size_t len, size_t off)
+{
+	unsigned long nr = off / PAGE_SIZE;
+
+	WARN_ON_ONCE(len > UINT_MAX);
+	__bio_add_page(bio, folio_page(folio, nr), len, off % PAGE_SIZE);
+}
+
+bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off)
+{
+	unsigned long nr = off / PAGE_SIZE;
+
+	if (len > UINT_MAX)
+		return false;
+	return bio_add_page(bio, folio_page(folio, nr), len, off % PAGE_SIZE) > 0;
 }
 
 void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len)

@@ -581,4 +581,20 @@ static inline void blk_mq_clear_mq_map(struct blk_mq_queue_map *qmap)
 		qmap->mq_map[cpu] = 0;
 }
 
+/* A segment at @offset after @bprv leaves a gap the device cannot take. */
+static inline bool __bvec_gap_to_prev(const struct queue_limits *lim, struct bio_vec *bprv,
+				      unsigned int offset)
+{
+	return (offset & lim->virt_boundary_mask) ||
+	       ((bprv->bv_offset + bprv->bv_len) & lim->virt_boundary_mask);
+}
+
+static inline bool bvec_gap_to_prev(const struct queue_limits *lim, struct bio_vec *bprv,
+				    unsigned int offset)
+{
+	if (!lim->virt_boundary_mask)
+		return false;
+	return __bvec_gap_to_prev(lim, bprv, offset);
+}
+
 #endif /* UK_BLK_MQ_INTERNAL_H */

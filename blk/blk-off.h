@@ -68,6 +68,14 @@ static inline unsigned int queue_max_zone_append_sectors(struct request_queue *q
 	return 0;
 }
 
+/* include/xen/xen.h: not a Xen guest. */
+#define xen_domain() (0)
+
+static inline bool xen_biovec_phys_mergeable(const struct bio_vec *vec1, const struct page *page)
+{
+	return true;
+}
+
 /* block/blk-crypto-internal.h, include/linux/blk-crypto.h */
 static inline void bio_crypt_free_ctx(struct bio *bio) {}
 

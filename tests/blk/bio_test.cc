@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // block/bio.c's clones, splits and trims, copies between bios, bio_kmalloc()
-// and bio_await_chain(): bios over plain memory, no device needed.
+// and bio_await_chain(), adding pages and folios (merging, the hardware
+// limits of passthrough, zone append refused): bios over plain memory, no
+// device needed.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -165,6 +167,151 @@ TEST(BioChainTest, AwaitChainWaitsForEveryChild) {
   }
   ASSERT_TRUE(uk::testing::WaitFor([&] { return returned.load(); }));
   waiter.join();
+}
+
+alignas(4096) char add_buf[8 * 4096];
+
+struct page *Page(int n) {
+  return virt_to_page(add_buf + n * 4096);
+}
+
+// bio_add_page() merges bytes that follow the last segment in memory, in
+// its page or across into the next one; others take a new segment while
+// there is one; the size never passes UINT_MAX.
+TEST(BioAddTest, PagesMergeWhenTheyFollowInMemory) {
+  struct bio *bio = bio_alloc(nullptr, 2, REQ_OP_WRITE, GFP_KERNEL);
+  ASSERT_NE(bio, nullptr);
+  ASSERT_EQ(bio->bi_max_vecs, BIO_INLINE_VECS);
+  EXPECT_EQ(bio_add_page(bio, Page(0), 512, 0), 512);
+  EXPECT_EQ(bio_add_page(bio, Page(0), 3584, 512), 3584);  // same page
+  EXPECT_EQ(bio_add_page(bio, Page(1), 100, 0), 100);      // next page
+  EXPECT_EQ(bio->bi_vcnt, 1);
+  EXPECT_EQ(bio->bi_io_vec[0].bv_len, 4196u);
+  for (int i = 0; i < BIO_INLINE_VECS - 1; i++)
+    EXPECT_EQ(bio_add_page(bio, Page(2 + i), 8, 8), 8) << i;  // a gap each
+  EXPECT_EQ(bio->bi_vcnt, BIO_INLINE_VECS);
+  EXPECT_EQ(bio_add_page(bio, Page(6), 8, 8), 0);   // no segment left
+  EXPECT_EQ(bio_add_page(bio, Page(4), 8, 16), 8);  // but a merge fits
+  EXPECT_EQ(bio->bi_iter.bi_size, 4196u + 4 * 8);
+  bio->bi_iter.bi_size = UINT_MAX - 4;
+  EXPECT_EQ(bio_add_page(bio, Page(4), 8, 24), 0);
+  bio_put(bio);
+
+  // A folio's bytes go in by page: the offset picks the page.
+  struct folio *folio = reinterpret_cast<struct folio *>(add_buf);
+  bio = bio_alloc(nullptr, 2, REQ_OP_READ, GFP_KERNEL);
+  ASSERT_NE(bio, nullptr);
+  EXPECT_TRUE(bio_add_folio(bio, folio, 100, 4096 + 8));
+  EXPECT_EQ(bio->bi_io_vec[0].bv_page, Page(1));
+  EXPECT_EQ(bio->bi_io_vec[0].bv_offset, 8u);
+  EXPECT_FALSE(bio_add_folio(bio, folio, (size_t)UINT_MAX + 1, 0));
+  bio_add_folio_nofail(bio, folio, 512, 2 * 4096 + 512);
+  EXPECT_EQ(bio->bi_vcnt, 2);
+  EXPECT_EQ(bio->bi_io_vec[1].bv_page, Page(2));
+  EXPECT_EQ(bio->bi_io_vec[1].bv_offset, 512u);
+  EXPECT_EQ(bio->bi_iter.bi_size, 612u);
+  bio_put(bio);
+}
+
+TEST(BioAddTest, ACloneTakesNoPage) {
+  uk::testing::AllowWarnings();
+  struct bio_vec vecs[1];
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 1, REQ_OP_WRITE);
+  bio_set_flag(&bio, BIO_CLONED);
+  long warns = uk::warn_count;
+  EXPECT_EQ(bio_add_page(&bio, Page(0), 512, 0), 0);
+  EXPECT_EQ(warns + 1, uk::warn_count);
+  bio_uninit(&bio);
+}
+
+// Passthrough segments: cut to the queue's segment size, merged only
+// within it and the segment boundary, no more segments than the queue
+// takes, no gap where the device has a virtual boundary, and the bio
+// within max_hw_sectors.
+TEST(BioAddTest, PassthroughKeepsTheQueueLimits) {
+  struct request_queue q = {};
+  q.limits.max_hw_sectors = 16;  // 8 KiB
+  q.limits.max_segment_size = 4096;
+  q.limits.max_segments = 2;
+  q.limits.seg_boundary_mask = 0xffffffffUL;
+  struct bio_vec vecs[4];
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 4, REQ_OP_DRV_OUT);
+
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(0), 6000, 0), 4096);
+  // Follows in memory, but the merged segment would pass 4 KiB.
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(1), 1000, 0), 1000);
+  EXPECT_EQ(bio.bi_vcnt, 2);
+  bool same_page = false;
+  EXPECT_EQ(bio_add_hw_page(&q, &bio, Page(1), 500, 1000, 16, &same_page), 500);
+  EXPECT_TRUE(same_page);
+  EXPECT_EQ(bio.bi_vcnt, 2);
+  EXPECT_EQ(bio.bi_iter.bi_size, 5596u);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(3), 100, 0), 0);      // 2 segments
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(1), 3000, 1500), 0);  // > 8 KiB
+  bio_uninit(&bio);
+
+  // Segments do not cross the boundary mask, however they follow.
+  q.limits.seg_boundary_mask = 4095;
+  bio_init(&bio, nullptr, vecs, 4, REQ_OP_DRV_OUT);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(0), 2048, 2048), 2048);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(1), 100, 0), 100);
+  EXPECT_EQ(bio.bi_vcnt, 2);
+  bio_uninit(&bio);
+
+  // A virtual boundary: a segment may not end or start inside it.
+  q.limits.virt_boundary_mask = 4095;
+  bio_init(&bio, nullptr, vecs, 4, REQ_OP_DRV_OUT);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(0), 512, 0), 512);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(2), 512, 0), 0);
+  bio_uninit(&bio);
+  bio_init(&bio, nullptr, vecs, 4, REQ_OP_DRV_OUT);
+  q.limits.max_segments = 4;
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(0), 4096, 0), 4096);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(2), 512, 0), 512);
+  EXPECT_EQ(bio_add_pc_page(&q, &bio, Page(4), 512, 8), 0);
+  bio_uninit(&bio);
+
+  // Folios: by their first page; sizes past UINT_MAX are refused.
+  struct folio *folio = reinterpret_cast<struct folio *>(add_buf);
+  bio_init(&bio, nullptr, vecs, 4, REQ_OP_DRV_OUT);
+  EXPECT_EQ(bio_add_hw_folio(&q, &bio, folio, 512, 0, 16, &same_page), 512);
+  EXPECT_EQ(bio_add_hw_folio(&q, &bio, folio, (size_t)UINT_MAX + 1, 0, 16,
+                             &same_page),
+            0);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_page, Page(0));
+  bio_uninit(&bio);
+
+  // bvec_try_merge_hw_page() alone: the boundary, then the segment size.
+  struct bio_vec bv;
+  bvec_set_page(&bv, Page(0), 4000, 0);
+  EXPECT_FALSE(bvec_try_merge_hw_page(&q, &bv, Page(0), 200, 4000, &same_page));
+  q.limits.seg_boundary_mask = 0xffffffffUL;
+  EXPECT_FALSE(bvec_try_merge_hw_page(&q, &bv, Page(0), 200, 4000, &same_page));
+  q.limits.max_segment_size = 8192;
+  EXPECT_TRUE(bvec_try_merge_hw_page(&q, &bv, Page(0), 200, 4000, &same_page));
+  EXPECT_EQ(bv.bv_len, 4200u);
+  EXPECT_TRUE(same_page);  // the new bytes start in the vec's last page
+}
+
+// No device is zoned: zone append pages are refused, with a warning.
+TEST(BioAddTest, ZoneAppendIsRefused) {
+  uk::testing::AllowWarnings();
+  struct request_queue q = {};
+  struct block_device bdev = {};
+  bdev.bd_queue = &q;
+  struct bio_vec vecs[1];
+  struct bio bio;
+  long warns = uk::warn_count;
+  bio_init(&bio, &bdev, vecs, 1, REQ_OP_WRITE);
+  EXPECT_EQ(bio_add_zone_append_page(&bio, Page(0), 512, 0), 0);
+  bio_uninit(&bio);
+  bio_init(&bio, &bdev, vecs, 1, REQ_OP_ZONE_APPEND);
+  EXPECT_EQ(bio_add_zone_append_page(&bio, Page(0), 512, 0), 0);
+  bio_uninit(&bio);
+  EXPECT_EQ(bio.bi_vcnt, 0);
+  EXPECT_EQ(warns + 2, uk::warn_count);
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ class BioRescueTest : public uk::testing::NullbTest {};
 TEST_F(BioRescueTest, WaitingBiosOfTheSetGoToTheRescuer) {
   struct block_device *b = Load("irqmode=0 submit_queues=1 gb=1");
   struct bio_set bs = {};
-  ASSERT_EQ(bioset_init(&bs, 1, 64, BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER), 0);
+  ASSERT_EQ(bioset_init(&bs, 1, 64, BIOSET_NEED_BVECS | BIOSET_NEED_RESCUER),
+            0);
   ASSERT_NE(bs.rescue_workqueue, nullptr);
   Done d;
 
@@ -76,8 +77,9 @@ TEST_F(BioRescueTest, WaitingBiosOfTheSetGoToTheRescuer) {
   // before it gives up) and the reserve is empty: the bios of @bs are
   // punted, then the allocation is made with the caller's mask.
   char name[16];
-  snprintf(name, sizeof(name), "bio-%u", 64 + (unsigned)sizeof(struct bio) +
-                                             BIO_INLINE_VECS * (unsigned)sizeof(struct bio_vec));
+  snprintf(name, sizeof(name), "bio-%u",
+           64 + (unsigned)sizeof(struct bio) +
+               BIO_INLINE_VECS * (unsigned)sizeof(struct bio_vec));
   failslab.verbose = 0;
   failslab.probability = 100;
   failslab.interval = 1;

@@ -247,7 +247,22 @@ static inline void bio_get(struct bio *bio)
 
 /* Returns @len if the page segment was added, 0 if the bio is full. */
 int bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off);
+bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off);
+/* Adds a segment the caller knows fits: no merge with the last one. */
 void __bio_add_page(struct bio *bio, struct page *page, unsigned int len, unsigned int off);
+void bio_add_folio_nofail(struct bio *bio, struct folio *folio, size_t len, size_t off);
+/* Passthrough: within @q's segment count, size, boundary and gap limits. */
+int bio_add_pc_page(struct request_queue *q, struct bio *bio, struct page *page, unsigned int len,
+		    unsigned int offset);
+int bio_add_hw_page(struct request_queue *q, struct bio *bio, struct page *page, unsigned int len,
+		    unsigned int offset, unsigned int max_sectors, bool *same_page);
+int bio_add_hw_folio(struct request_queue *q, struct bio *bio, struct folio *folio, size_t len,
+		     size_t offset, unsigned int max_sectors, bool *same_page);
+bool bvec_try_merge_hw_page(struct request_queue *q, struct bio_vec *bv, struct page *page,
+			    unsigned len, unsigned offset, bool *same_page);
+/* Zoned devices only: 0 (with a warning) for every device here. */
+int bio_add_zone_append_page(struct bio *bio, struct page *page, unsigned int len,
+			     unsigned int offset);
 /* Adds @len bytes at @vaddr, one bvec (may span pages). */
 void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len);
 

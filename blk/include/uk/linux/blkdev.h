@@ -56,7 +56,10 @@ struct queue_limits {
 	unsigned int chunk_sectors;	     /* zone size of a zoned device */
 	unsigned int atomic_write_unit_min;  /* bytes; 0: no atomic writes */
 	unsigned int atomic_write_unit_max;
+	unsigned long seg_boundary_mask;
 	unsigned long virt_boundary_mask;
+	unsigned int max_segment_size;
+	unsigned short max_segments;
 	blk_features_t features;
 };
 
@@ -187,6 +190,21 @@ static inline unsigned int queue_logical_block_size(const struct request_queue *
 static inline unsigned int queue_max_hw_sectors(const struct request_queue *q)
 {
 	return q->limits.max_hw_sectors;
+}
+
+static inline unsigned long queue_segment_boundary(const struct request_queue *q)
+{
+	return q->limits.seg_boundary_mask;
+}
+
+static inline unsigned short queue_max_segments(const struct request_queue *q)
+{
+	return q->limits.max_segments;
+}
+
+static inline unsigned int queue_max_segment_size(const struct request_queue *q)
+{
+	return q->limits.max_segment_size;
 }
 
 static inline bool queue_is_mq(struct request_queue *q)

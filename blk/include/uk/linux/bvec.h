@@ -20,7 +20,52 @@
 #include <uk/linux/minmax.h>
 #include <uk/linux/types.h>
 
-struct page;
+/*
+ * include/linux/mm_types.h: in the identity map a struct page is the
+ * page's PAGE_SIZE bytes themselves, so that page + n is the n-th page
+ * after it, as in the kernel's memory map. A folio is its first page
+ * followed by the folio's other pages.
+ */
+struct page {
+	unsigned char __uk_bytes[PAGE_SIZE];
+};
+
+/* include/linux/types.h */
+typedef u64 phys_addr_t;
+
+struct folio {
+	struct page page;
+};
+
+/* include/linux/page-flags.h: the @n-th page of @folio. */
+#define folio_page(folio, n) nth_page(&(folio)->page, n)
+
+/*
+ * include/asm-generic/memory_model.h, include/linux/pfn.h, io.h: a page's
+ * address is its physical one, and its frame number that over PAGE_SIZE.
+ */
+static inline unsigned long page_to_pfn(const struct page *page)
+{
+	return (unsigned long)page >> PAGE_SHIFT;
+}
+
+#define PFN_PHYS(x) ((phys_addr_t)(x) << PAGE_SHIFT)
+
+static inline phys_addr_t page_to_phys(const struct page *page)
+{
+	return PFN_PHYS(page_to_pfn(page));
+}
+
+/* include/linux/mm.h without CONFIG_ZONE_DEVICE: any two pages go together. */
+static inline bool zone_device_pages_have_same_pgmap(const struct page *a, const struct page *b)
+{
+	return true;
+}
+
+static inline bool zone_device_pages_compatible(const struct page *a, const struct page *b)
+{
+	return true;
+}
 
 static inline void *page_address(const struct page *page)
 {
@@ -192,6 +237,11 @@ static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bve
 #define for_each_bvec(bvl, bio_vec, iter, start)                                               \
 	for (iter = (start); (iter).bi_size && ((bvl = bvec_iter_bvec((bio_vec), (iter))), 1); \
 	     bvec_iter_advance_single((bio_vec), &(iter), (bvl).bv_len))
+
+static inline phys_addr_t bvec_phys(const struct bio_vec *bvec)
+{
+	return PFN_PHYS(page_to_pfn(bvec->bv_page)) + bvec->bv_offset;
+}
 
 static inline void *bvec_virt(struct bio_vec *bvec)
 {

@@ -20,10 +20,9 @@ struct xarray {
 	void *xa_head; /* the shim's map, allocated by the first store */
 };
 
-#define XARRAY_INIT(name, flags)                                                 \
-	{                                                                        \
-		.xa_lock = __SPIN_LOCK_UNLOCKED(name.xa_lock), .xa_flags = flags, \
-		.xa_head = NULL                                                  \
+#define XARRAY_INIT(name, flags)                                                                  \
+	{                                                                                         \
+		.xa_lock = __SPIN_LOCK_UNLOCKED(name.xa_lock), .xa_flags = flags, .xa_head = NULL \
 	}
 #define DEFINE_XARRAY_FLAGS(name, flags) struct xarray name = XARRAY_INIT(name, flags)
 #define DEFINE_XARRAY(name) DEFINE_XARRAY_FLAGS(name, 0)
