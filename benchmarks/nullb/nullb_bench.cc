@@ -82,7 +82,7 @@ void bio_done(struct bio *bio) { ++*static_cast<long *>(bio->bi_private); }
 // Re-initializes a reused one-vec bio as a 4 KiB write of `buf` at `sector`.
 void PrepWrite(struct bio *bio, struct block_device *b, char *buf,
                sector_t sector, long *done) {
-  bio_init(bio, b, bio->bi_inline_vecs, 1, REQ_OP_WRITE);
+  bio_reset(bio, b, REQ_OP_WRITE);
   __bio_add_page(bio, virt_to_page(buf), 4096, 0);
   bio->bi_iter.bi_sector = sector;
   bio->bi_end_io = bio_done;

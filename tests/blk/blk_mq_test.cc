@@ -1094,7 +1094,7 @@ int CountCloneCtr(struct bio *bio, struct bio *bio_src, void *data) {
 TEST_F(BlkMqTest, PrepCloneClonesTheBiosAndUnprepFreesThem) {
   struct gendisk *disk = blk_mq_alloc_disk_for_queue(q_, nullptr);
   ASSERT_NE(disk, nullptr);
-  struct bio_set bs;
+  struct bio_set bs = {};
   ASSERT_EQ(bioset_init(&bs, 2, 0, BIOSET_NEED_BVECS), 0);
   long before = uk::kmalloc_nr_allocated() + uk::slab_total_allocated();
 

@@ -67,7 +67,6 @@
 
 struct bio_list;
 struct blk_plug;
-struct bio_list;
 struct mm_struct;
 struct worker;
 struct wait_queue_entry;
@@ -106,8 +105,6 @@ struct task_struct {
 	struct bio_list *bio_list;
 	/* 2.6 retry-based AIO: the iocb's wait entry while a retry runs */
 	struct wait_queue_entry *io_wait;
-	/* bios queued by a submitter below submit_bio_noacct(), else NULL */
-	struct bio_list *bio_list;
 
 	/* Shim internals. */
 	uint32_t uk_sleeping; /* 1 while blocked on the futex in schedule() */
