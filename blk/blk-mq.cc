@@ -304,7 +304,7 @@ static struct request *blk_mq_rq_ctx_init(struct blk_mq_alloc_data *data, struct
 
 	rq->q = q;
 	rq->mq_ctx = ctx;
-	rq->mq_hctx = hctx;
+	WRITE_ONCE(rq->mq_hctx, hctx);
 	rq->cmd_flags = data->cmd_flags;
 
 	if (data->flags & BLK_MQ_REQ_PM)
@@ -596,7 +596,7 @@ void __blk_mq_free_request(struct request *rq)
 	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
 	const int sched_tag = rq->internal_tag;
 
-	rq->mq_hctx = NULL;
+	WRITE_ONCE(rq->mq_hctx, NULL);
 	if (rq->tag != (int)BLK_MQ_NO_TAG) {
 		blk_mq_dec_active_requests(hctx);
 		blk_mq_put_tag(hctx->tags, ctx, rq->tag);
@@ -3535,7 +3535,7 @@ static bool blk_mq_has_request(struct request *rq, void *data)
 {
 	struct rq_iter_data *iter_data = (struct rq_iter_data *)data;
 
-	if (rq->mq_hctx != iter_data->hctx)
+	if (READ_ONCE(rq->mq_hctx) != iter_data->hctx)
 		return true;
 	iter_data->has_rq = true;
 	return false;
