@@ -82,6 +82,33 @@ long futex_wake_word(uint32_t *w)
 	return syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
+// uk_wake_lock guards uk_wake_fd: a waker writes to the eventfd while holding
+// it, so that once host_sleep_end() has cleared the fd under it no write is
+// still on its way. Held for one eventfd write at most.
+void wake_fd_lock(struct task_struct *p)
+{
+	while (__atomic_exchange_n(&p->uk_wake_lock, 1u, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
+}
+
+void wake_fd_unlock(struct task_struct *p)
+{
+	__atomic_store_n(&p->uk_wake_lock, 0u, __ATOMIC_RELEASE);
+}
+
+// try_to_wake_up()'s kick for a task in a host sleep.
+void host_sleep_kick(struct task_struct *p)
+{
+	uint64_t one = 1;
+
+	wake_fd_lock(p);
+	if (p->uk_wake_fd >= 0 && write(p->uk_wake_fd, &one, sizeof(one)) < 0) {
+		// An eventfd write fails only on counter overflow, and the
+		// sleeper drains the counter after every sleep.
+	}
+	wake_fd_unlock(p);
+}
+
 } // namespace
 
 /* Zero-initialized: an unlocked spinlock, no AIO table, empty list and tree. */
@@ -98,6 +125,7 @@ struct task_struct *task_create_current(void)
 	p->timer_slack_ns = 50000;
 	p->mm = &process_mm;
 	p->uk_serial = task_serials.fetch_add(1, std::memory_order_relaxed) + 1;
+	p->uk_wake_fd = -1;
 	if (pthread_getname_np(pthread_self(), p->comm, sizeof(p->comm)) != 0)
 		snprintf(p->comm, sizeof(p->comm), "task-%d", p->pid);
 	live_tasks.fetch_add(1, std::memory_order_relaxed);
@@ -158,6 +186,7 @@ void set_task_comm(struct task_struct *t, const char *name)
 int try_to_wake_up(struct task_struct *p, unsigned int state, int wake_flags)
 {
 	unsigned int cur;
+	uint32_t sleeping;
 	int success = 0;
 
 	(void)wake_flags;
@@ -171,9 +200,13 @@ int try_to_wake_up(struct task_struct *p, unsigned int state, int wake_flags)
 		if (__atomic_compare_exchange_n(&p->__state, &cur, TASK_RUNNING, false,
 						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			success = 1;
-			/* pairs with the seq_cst store of uk_sleeping in schedule() */
-			if (__atomic_load_n(&p->uk_sleeping, __ATOMIC_SEQ_CST))
+			/* pairs with the seq_cst store of uk_sleeping in schedule()
+			 * and in uk::host_sleep_begin() */
+			sleeping = __atomic_load_n(&p->uk_sleeping, __ATOMIC_SEQ_CST);
+			if (sleeping == UK_SLEEP_FUTEX)
 				uk::futex_wake_word(uk::state_word(p));
+			else if (sleeping == UK_SLEEP_HOST)
+				uk::host_sleep_kick(p);
 			break;
 		}
 	}
@@ -225,7 +258,7 @@ void schedule(void)
 
 	/* Announce the futex sleep; pairs with the uk_sleeping load in
 	 * try_to_wake_up() (both seq_cst, Dekker style). */
-	__atomic_store_n(&p->uk_sleeping, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->uk_sleeping, UK_SLEEP_FUTEX, __ATOMIC_SEQ_CST);
 	for (;;) {
 		/* acquire pairs with the waker's cmpxchg to TASK_RUNNING */
 		state = __atomic_load_n(&p->__state, __ATOMIC_SEQ_CST);
@@ -241,6 +274,32 @@ void schedule(void)
 
 	if (p->flags & PF_WQ_WORKER)
 		wq_worker_running(p);
+}
+
+bool uk::host_sleep_begin(int efd)
+{
+	struct task_struct *p = get_current();
+
+	wake_fd_lock(p);
+	p->uk_wake_fd = efd;
+	wake_fd_unlock(p);
+	/* Announce the host sleep; pairs with the uk_sleeping load in
+	 * try_to_wake_up() (both seq_cst, Dekker style). */
+	__atomic_store_n(&p->uk_sleeping, UK_SLEEP_HOST, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->__state, __ATOMIC_SEQ_CST) != TASK_RUNNING)
+		return true;
+	uk::host_sleep_end();
+	return false;
+}
+
+void uk::host_sleep_end(void)
+{
+	struct task_struct *p = get_current();
+
+	__atomic_store_n(&p->uk_sleeping, 0u, __ATOMIC_SEQ_CST);
+	wake_fd_lock(p);
+	p->uk_wake_fd = -1;
+	wake_fd_unlock(p);
 }
 
 void uk::host_block_begin(void)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Tasks, schedule()/wake-ups, schedule_timeout() on the virtual clock,
+// Tasks, schedule()/wake-ups, host sleeps, schedule_timeout() on the virtual clock,
 // signals for tests, mutex_lock_interruptible(), context-switch counters.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -151,6 +153,96 @@ TEST(SchedTest, SleeperBlocksUntilWoken) {
   flag.store(true, std::memory_order_relaxed);
   EXPECT_EQ(wake_up_process(t.task()), 1);
   t.join();
+}
+
+// The eventfd's count, or -1 when it is empty.
+long EventfdCount(int efd) {
+  uint64_t cnt;
+
+  if (read(efd, &cnt, sizeof(cnt)) != (ssize_t)sizeof(cnt)) return -1;
+  return (long)cnt;
+}
+
+// One host sleep the way aio's read_events() sleeps: ppoll() on an eventfd
+// named with host_sleep_begin(). Returns the eventfd's count drained after
+// host_sleep_end(), or -2 when host_sleep_begin() refused to sleep.
+long HostSleep(int efd) {
+  struct pollfd pfd = {.fd = efd, .events = POLLIN, .revents = 0};
+  struct timespec bound = {.tv_sec = 60, .tv_nsec = 0};  // a lost wake-up fails
+
+  if (!uk::host_sleep_begin(efd)) return -2;
+  EXPECT_EQ(ppoll(&pfd, 1, &bound, nullptr), 1);
+  uk::host_sleep_end();
+  return EventfdCount(efd);
+}
+
+TEST(SchedTest, HostSleepIsSkippedByATaskWokenAlready) {
+  struct task_struct *me = current;
+  int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(efd, 0);
+
+  set_current_state(TASK_INTERRUPTIBLE);
+  EXPECT_EQ(wake_up_process(me), 1);
+  EXPECT_EQ(HostSleep(efd), -2);
+  EXPECT_FALSE(uk::task_is_blocked(me));
+  EXPECT_EQ(EventfdCount(efd), -1);  // nobody wrote to it
+
+  // Once host_sleep_end() has run, a wake-up changes the state only.
+  set_current_state(TASK_INTERRUPTIBLE);
+  ASSERT_TRUE(uk::host_sleep_begin(efd));
+  uk::host_sleep_end();
+  EXPECT_EQ(wake_up_process(me), 1);
+  EXPECT_EQ(task_state_read(me), (unsigned)TASK_RUNNING);
+  EXPECT_EQ(EventfdCount(efd), -1);
+  close(efd);
+}
+
+TEST(SchedTest, HostSleeperIsWokenThroughItsEventfd) {
+  std::atomic<bool> flag{false};
+  std::atomic<long> drained{0};
+  std::atomic<int> sleeps{0};
+  TaskThread t([&] {
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(efd, 0);
+    for (;;) {
+      set_current_state(TASK_INTERRUPTIBLE);
+      if (flag.load(std::memory_order_relaxed)) break;
+      long n = HostSleep(efd);
+      if (n == -2) continue;
+      sleeps.fetch_add(1);
+      drained.store(n);
+    }
+    __set_current_state(TASK_RUNNING);
+    close(efd);
+  });
+  ASSERT_TRUE(uk::wait_task_blocked(t.task()));
+  EXPECT_FALSE(t.done());
+  flag.store(true, std::memory_order_relaxed);
+  EXPECT_EQ(wake_up_process(t.task()), 1);
+  t.join();
+  // One sleep, ended by the one write of the wake-up.
+  EXPECT_EQ(sleeps.load(), 1);
+  EXPECT_EQ(drained.load(), 1);
+}
+
+TEST(SchedTest, SignalsWakeHostSleepers) {
+  std::atomic<int> sleeps{0};
+  TaskThread t([&] {
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(efd, 0);
+    set_current_state(TASK_INTERRUPTIBLE);
+    while (!signal_pending(current)) {
+      if (HostSleep(efd) != -2) sleeps.fetch_add(1);
+      set_current_state(TASK_INTERRUPTIBLE);
+    }
+    __set_current_state(TASK_RUNNING);
+    uk::task_clear_signals(current);
+    close(efd);
+  });
+  ASSERT_TRUE(uk::wait_task_blocked(t.task()));
+  EXPECT_EQ(uk::task_send_signal(t.task(), SIGUSR1), 0);
+  t.join();
+  EXPECT_EQ(sleeps.load(), 1);
 }
 
 TEST(SchedTest, SignalsWakeInterruptibleSleepers) {

@@ -71,6 +71,10 @@ struct mm_struct;
 struct worker;
 struct wait_queue_entry;
 
+/* task_struct.uk_sleeping: how the task sleeps, if it does */
+#define UK_SLEEP_FUTEX 1u /* in schedule(), on the futex over __state */
+#define UK_SLEEP_HOST 2u  /* in a host call, on an eventfd (host_sleep_begin) */
+
 struct task_struct {
 	/* Sleeping state; read/written with READ_ONCE/WRITE_ONCE/cmpxchg. */
 	unsigned int __state;
@@ -107,9 +111,12 @@ struct task_struct {
 	struct wait_queue_entry *io_wait;
 
 	/* Shim internals. */
-	uint32_t uk_sleeping; /* 1 while blocked on the futex in schedule() */
-	uint64_t uk_nvcsw;    /* schedule() calls that slept */
-	uint64_t uk_serial;   /* unique over the process's life, from 1 */
+	/* UK_SLEEP_FUTEX in schedule(), UK_SLEEP_HOST in a host call */
+	uint32_t uk_sleeping;
+	int uk_wake_fd; /* the eventfd of a host sleep, under uk_wake_lock */
+	uint32_t uk_wake_lock;
+	uint64_t uk_nvcsw;  /* schedule() calls that slept */
+	uint64_t uk_serial; /* unique over the process's life, from 1 */
 };
 
 namespace uk
@@ -232,7 +239,10 @@ namespace uk
  */
 extern void (*sched_flush_plug_hook)(struct task_struct *tsk);
 
-/* True while `p` is blocked inside schedule() (on its futex). For tests. */
+/*
+ * True while `p` is blocked inside schedule() (on its futex) or in a host
+ * sleep (host_sleep_begin()). For tests.
+ */
 static inline bool task_is_blocked(const struct task_struct *p)
 {
 	return __atomic_load_n(&p->uk_sleeping, __ATOMIC_ACQUIRE) != 0 &&
@@ -257,6 +267,21 @@ bool wait_task_blocked(const struct task_struct *p, int timeout_ms = 10000);
  */
 void host_block_begin(void);
 void host_block_end(void);
+
+/*
+ * A task that sleeps in a host call where the kernel's would call schedule()
+ * (ppoll() on an eventfd of its own, under a signal mask) is woken by
+ * try_to_wake_up() like any other: with its sleeping state set, it names the
+ * eventfd with host_sleep_begin() just before the call, and try_to_wake_up()
+ * writes 1 to it where it would wake the futex. host_sleep_begin() returns
+ * false when the task was woken already: then it skips the call, as
+ * schedule() returns at once. host_sleep_end(), right after the call, takes
+ * the eventfd back: no waker writes to it once it returns, so the caller may
+ * drain it and close it afterwards. The task stays in its sleeping state;
+ * the caller loops, as after schedule().
+ */
+bool host_sleep_begin(int efd);
+void host_sleep_end(void);
 
 /* Number of live task_structs (leak checks). */
 long nr_tasks(void);
