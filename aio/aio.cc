@@ -170,7 +170,6 @@ struct ctx_rq_wait {
 struct aio_waiter {
 	struct wait_queue_entry w;
 	size_t min_nr; /* wake only once this many events are there */
-	int efd;       /* the sleeper's eventfd, what wakes it */
 };
 
 struct kioctx {
@@ -881,32 +880,6 @@ err:
 	return (struct kioctx *)ERR_PTR(err);
 }
 
-/*
- * What wake_up_process() is to the kernel's read_events() sleeper: a write
- * to the eventfd its ppoll() waits on. The caller holds ctx->wait.lock and
- * takes the waiter off the queue, so there is one write per queueing.
- */
-static void aio_wake_sleeper(struct aio_waiter *w)
-{
-	u64 one = 1;
-
-	if (write(w->efd, &one, sizeof(one)) < 0) {
-		/* the counter cannot overflow: it is drained at each wakeup */
-	}
-}
-
-/*
- * The wake function of a read_events() waiter, for wake_up_all() from
- * kill_ioctx(): wakes it and dequeues it, as autoremove_wake_function()
- * does for the kernel's sleeper.
- */
-static int aio_waiter_wake(struct wait_queue_entry *wait, unsigned mode, int sync, void *key)
-{
-	aio_wake_sleeper(container_of(wait, struct aio_waiter, w));
-	list_del_init_careful(&wait->entry);
-	return 1;
-}
-
 /* kill_ioctx
  *	Mark the context dead, take it out of the lookup structures and
  *	kill ctx->users, which gets every outstanding request cancelled.
@@ -1392,7 +1365,9 @@ static void aio_complete(struct aio_kiocb *iocb)
 	 * Full barrier between publishing ring->tail above and the lockless
 	 * check of ctx->wait below: store first, then look for waiters
 	 * without the lock, the same pattern as wake_up_bit(). Pairs with
-	 * the smp_mb() read_events() issues after queueing its waiter.
+	 * the full barrier of set_current_state() in the
+	 * prepare_to_wait_event() of read_events(), after it queues its
+	 * waiter and before it reads the ring.
 	 */
 	smp_mb();
 
@@ -1402,8 +1377,9 @@ static void aio_complete(struct aio_kiocb *iocb)
 
 		spin_lock_irqsave(&ctx->wait.lock, flags);
 		list_for_each_entry_safe (curr, next, &ctx->wait.head, w.entry)
-			if (avail >= curr->min_nr) {
-				aio_wake_sleeper(curr);
+			if (avail >= READ_ONCE(curr->min_nr)) {
+				wake_up_process(
+					static_cast<struct task_struct *>(curr->w.private_));
 				list_del_init_careful(&curr->w.entry);
 			}
 		spin_unlock_irqrestore(&ctx->wait.lock, flags);
@@ -1533,12 +1509,13 @@ static s64 aio_now_ns(void)
 
 /*
  * The sleeping thread's eventfd: made once per thread, closed at its exit.
- * A host thread can run one task after another (uk::task_exit_current());
- * each task starts with the eventfd empty, as on a thread of its own.
+ * It is empty between sleeps (aio_schedule() drains it after
+ * uk::host_sleep_end(), past which no waker writes to it), so a host thread
+ * that runs one task after another (uk::task_exit_current()) can share it
+ * among them.
  */
 struct aio_thread_efd {
 	int fd = -1;
-	u64 task_serial = 0;
 	~aio_thread_efd()
 	{
 		if (fd >= 0) {
@@ -1551,51 +1528,79 @@ static thread_local aio_thread_efd aio_sleeper;
 
 static int aio_sleeper_fd(void)
 {
-	u64 serial = current->uk_serial, stale;
-
 	if (unlikely(aio_sleeper.fd < 0)) {
 		aio_sleeper.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		aio_kernel_fd_set(aio_sleeper.fd);
-		aio_sleeper.task_serial = serial;
-	}
-	if (unlikely(aio_sleeper.task_serial != serial) && aio_sleeper.fd >= 0) {
-		if (read(aio_sleeper.fd, &stale, sizeof(stale)) < 0 && errno != EAGAIN)
-			return -1;
-		aio_sleeper.task_serial = serial;
+		if (aio_sleeper.fd >= 0)
+			aio_kernel_fd_set(aio_sleeper.fd);
 	}
 	return aio_sleeper.fd;
 }
 
 /*
- * read_events(): the 6.8+ loop with the aio_waiter min_nr filter. The
- * schedule() of the kernel is a ppoll() on the waiter's eventfd, with the
- * mask a set_user_sigmask() installed (io_pgetevents) swapped in atomically
- * by ppoll and the relative timeout recomputed from CLOCK_MONOTONIC (the
- * hrtimer). A host signal that ends the sleep is what signal_pending()
- * then reports to the system call.
+ * The schedule() of read_events(): a ppoll() on the thread's eventfd, which
+ * try_to_wake_up() writes to while uk::host_sleep_begin() has it named (the
+ * wake_up_process() of aio_complete(), the wake_up_all() of kill_ioctx()).
+ * ppoll() sleeps under the mask a set_user_sigmask() installed
+ * (io_pgetevents), swapped in atomically, until @deadline on
+ * CLOCK_MONOTONIC, the hrtimer of the kernel's sleeper; a deadline already
+ * passed sets *@timed_out, as the hrtimer's expiry clears t.task. A host
+ * signal that ends the sleep is recorded for signal_pending(current), which
+ * the next prepare_to_wait_event() finds.
+ */
+static void aio_schedule(int efd, s64 deadline, const sigset_t *sigmask, bool *timed_out)
+{
+	struct pollfd pfd = { .fd = efd, .events = POLLIN, .revents = 0 };
+	struct timespec ts, *tsp = NULL;
+	u64 cnt;
+	int r;
+
+	if (deadline != KTIME_MAX) {
+		s64 left = deadline - aio_now_ns();
+
+		if (left <= 0) {
+			*timed_out = true;
+			return;
+		}
+		ts.tv_sec = left / NSEC_PER_SEC;
+		ts.tv_nsec = left % NSEC_PER_SEC;
+		tsp = &ts;
+	}
+	if (!uk::host_sleep_begin(efd))
+		return;
+	r = ppoll(&pfd, 1, tsp, sigmask);
+	if (r < 0 && errno == EINTR)
+		uk::host_sleep_interrupted();
+	uk::host_sleep_end();
+	/* A wake-up may have come after a timeout or a signal ended the sleep. */
+	if (read(efd, &cnt, sizeof(cnt)) < 0) {
+		/* nothing was written: the eventfd was empty already */
+	}
+}
+
+/*
+ * read_events(): the kernel's loop, sleeping in aio_schedule() instead of an
+ * hrtimer sleeper and schedule().
  */
 static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_event __user *event,
 			ktime_t until)
 {
 	struct aio_waiter w;
-	long ret = 0, nr_got = 0;
-	s64 deadline = 0;
-	bool sig = false, timed_out = false, woken;
-	sigset_t mask;
+	long ret = 0, ret2 = 0;
+	s64 deadline = KTIME_MAX;
+	bool timed_out = false;
 	const sigset_t *sigmask;
-	u64 cnt;
+	sigset_t mask;
+	int efd;
 
 	uk::host_signal_delivered();
 	aio_read_events(ctx, min_nr, nr, event, &ret);
 	if (until == 0 || ret < 0 || ret >= min_nr)
 		return ret;
 
-	w.efd = aio_sleeper_fd();
-	if (w.efd < 0)
+	efd = aio_sleeper_fd();
+	if (efd < 0)
 		return ret ? ret : -ENOMEM;
 	sigmask = uk::host_sleep_sigmask(&mask);
-	init_waitqueue_func_entry(&w.w, aio_waiter_wake);
-	INIT_LIST_HEAD(&w.w.entry);
 	/*
 	 * A relative hrtimer adds the current time with ktime_add_safe(),
 	 * which saturates: a negative timeout never expires.
@@ -1603,62 +1608,27 @@ static long read_events(struct kioctx *ctx, long min_nr, long nr, struct io_even
 	if (until != KTIME_MAX)
 		deadline = ktime_add_safe(aio_now_ns(), until);
 
+	init_wait(&w.w);
+
 	while (1) {
-		struct pollfd pfd = { .fd = w.efd, .events = POLLIN, .revents = 0 };
-		struct timespec ts, *tsp = NULL;
-		int r;
+		unsigned long nr_got = ret;
 
-		/* Updated under the lock: the waker may be reading it. */
-		spin_lock_irq(&ctx->wait.lock);
-		w.min_nr = min_nr - ret;
-		if (list_empty(&w.w.entry))
-			__add_wait_queue_entry_tail(&ctx->wait, &w.w);
-		spin_unlock_irq(&ctx->wait.lock);
-		/* Queue before looking at the ring: pairs with smp_mb() in aio_complete(). */
-		smp_mb();
+		/* aio_complete() reads it under ctx->wait.lock, while queued */
+		WRITE_ONCE(w.min_nr, min_nr - ret);
 
-		if (aio_read_events(ctx, min_nr, nr, event, &ret) || sig || timed_out)
+		ret2 = prepare_to_wait_event(&ctx->wait, &w.w, TASK_INTERRUPTIBLE);
+		if (!ret2 && timed_out)
+			ret2 = -ETIME;
+
+		if (aio_read_events(ctx, min_nr, nr, event, &ret) || ret2)
 			break;
 
-		if (nr_got == ret) {
-			if (until != KTIME_MAX) {
-				s64 left = deadline - aio_now_ns();
-
-				if (left <= 0) {
-					timed_out = true;
-					continue;
-				}
-				ts.tv_sec = left / NSEC_PER_SEC;
-				ts.tv_nsec = left % NSEC_PER_SEC;
-				tsp = &ts;
-			}
-			r = ppoll(&pfd, 1, tsp, sigmask);
-			if (r < 0 && errno == EINTR)
-				sig = true;
-			/* Drain only a wakeup that came (no syscall on timeout or signal). */
-			if (r > 0 && read(w.efd, &cnt, sizeof(cnt)) < 0) {
-				/* raced with nothing: the count was read already */
-			}
-		}
-		nr_got = ret;
+		if (nr_got == ret)
+			aio_schedule(efd, deadline, sigmask, &timed_out);
 	}
 
-	/*
-	 * A waker dequeues the waiter and writes the eventfd under wait.lock,
-	 * once per queueing. Still queued: no write is pending for it. Dequeued
-	 * since the last queueing: one write is, drained here so that it does
-	 * not wake this thread's next sleep early.
-	 */
-	spin_lock_irq(&ctx->wait.lock);
-	woken = list_empty(&w.w.entry);
-	if (!woken)
-		list_del_init(&w.w.entry);
-	spin_unlock_irq(&ctx->wait.lock);
-	if (woken && read(w.efd, &cnt, sizeof(cnt)) < 0) {
-		/* drained by the ppoll()/read() above */
-	}
-	if (sig)
-		uk::host_sleep_interrupted();
+	finish_wait(&ctx->wait, &w.w);
+
 	return ret;
 }
 
