@@ -76,21 +76,9 @@ void IoDone(void *priv, long res) {
   d->calls.fetch_add(1, std::memory_order_release);
 }
 
-class BlkStatTest : public uk::testing::NullbTest {
+class BlkStatTest : public uk::testing::NullbIoTest<Done, IoDone> {
  protected:
   void SetUp() override { null_blk_reset_module_params(); }
-  void TearDown() override {
-    NullbTest::TearDown();
-    uk::softirq_set_threads(true);
-    if (uk::clock_is_virtual()) uk::clock_use_host();
-    uk::pin_thread_to_cpu(-1);
-  }
-  static ssize_t Rw(struct block_device *b, bool write, loff_t pos, void *buf,
-                    size_t len, unsigned flags = 0, Done *d = nullptr) {
-    struct iovec iov = {buf, len};
-    return blkdev_rw(b, pos, &iov, 1, flags | (write ? BLKDEV_RW_WRITE : 0),
-                     d ? IoDone : nullptr, d);
-  }
 };
 
 // Each completed read or write counts once, with its sectors; nothing

@@ -63,24 +63,12 @@ void io_done(void *priv, long res) {
   io->calls.fetch_add(1, std::memory_order_release);
 }
 
-class NullBlkIoTest : public uk::testing::NullbTest {
+class NullBlkIoTest : public uk::testing::NullbIoTest<Io, io_done> {
  protected:
   void SetUp() override {
     if (nr_cpu_ids < 2) GTEST_SKIP() << "needs two virtual CPUs";
     null_blk_reset_module_params();
     g_order = 0;
-  }
-  void TearDown() override {
-    NullbTest::TearDown();
-    uk::softirq_set_threads(true);
-    if (uk::clock_is_virtual()) uk::clock_use_host();
-    uk::pin_thread_to_cpu(-1);
-  }
-  static ssize_t Rw(struct block_device *b, bool write, loff_t pos, void *buf,
-                    size_t len, unsigned flags = 0, Io *io = nullptr) {
-    struct iovec iov = {buf, len};
-    return blkdev_rw(b, pos, &iov, 1, flags | (write ? BLKDEV_RW_WRITE : 0),
-                     io ? io_done : nullptr, io);
   }
 };
 
