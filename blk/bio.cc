@@ -6,16 +6,19 @@
 
 #include <uk/linux/bio.h>
 #include <uk/linux/blk_types.h>
+#include <uk/linux/build_bug.h>
 #include <uk/linux/cpuhotplug.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/init.h>
 #include <uk/linux/kernel.h>
+#include <uk/linux/mm.h>
 #include <uk/linux/mutex.h>
 #include <uk/linux/overflow.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/sched.h>
 #include <uk/linux/slab.h>
 #include <uk/linux/smp.h>
+#include <uk/linux/uio.h>
 #include <uk/linux/xarray.h>
 
 #include "blk-mq.h"
@@ -457,6 +460,165 @@ bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off)
 	if (len > UINT_MAX)
 		return false;
 	return bio_add_page(bio, folio_page(folio, nr), len, off % PAGE_SIZE) > 0;
+}
+
+/*
+ * Points @bio at the vecs of the bvec iterator @iter (a bio with no vecs of
+ * its own): the bio shares them, as a clone does.
+ */
+void bio_iov_bvec_set(struct bio *bio, struct iov_iter *iter)
+{
+	size_t size = iov_iter_count(iter);
+
+	WARN_ON_ONCE(bio->bi_max_vecs);
+
+	if (bio_op(bio) == REQ_OP_ZONE_APPEND) {
+		struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+		size_t max_sectors = queue_max_zone_append_sectors(q);
+
+		size = min(size, max_sectors << SECTOR_SHIFT);
+	}
+
+	bio->bi_vcnt = iter->nr_segs;
+	bio->bi_io_vec = (struct bio_vec *)iter->bvec;
+	bio->bi_iter.bi_bvec_done = iter->iov_offset;
+	bio->bi_iter.bi_size = size;
+	bio_set_flag(bio, BIO_CLONED);
+}
+
+static int bio_iov_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t offset)
+{
+	bool same_page = false;
+
+	if (WARN_ON_ONCE(bio->bi_iter.bi_size > UINT_MAX - len))
+		return -EIO;
+
+	if (bio->bi_vcnt > 0 &&
+	    bvec_try_merge_page(&bio->bi_io_vec[bio->bi_vcnt - 1], folio_page(folio, 0), len,
+				offset, &same_page)) {
+		bio->bi_iter.bi_size += len;
+		if (same_page && bio_flagged(bio, BIO_PAGE_PINNED))
+			unpin_user_folio(folio, 1);
+		return 0;
+	}
+	bio_add_folio_nofail(bio, folio, len, offset);
+	return 0;
+}
+
+static int bio_iov_add_zone_append_folio(struct bio *bio, struct folio *folio, size_t len,
+					 size_t offset)
+{
+	struct request_queue *q = bdev_get_queue(bio->bi_bdev);
+	bool same_page = false;
+
+	if (bio_add_hw_folio(q, bio, folio, len, offset, queue_max_zone_append_sectors(q),
+			     &same_page) != len)
+		return -EINVAL;
+	if (same_page && bio_flagged(bio, BIO_PAGE_PINNED))
+		unpin_user_folio(folio, 1);
+	return 0;
+}
+
+#define PAGE_PTRS_PER_BVEC (sizeof(struct bio_vec) / sizeof(struct page *))
+
+/*
+ * Adds the pages of the next stretch of @iter to @bio. The page list is
+ * built in the tail of the bio's unused vecs, where filling the vecs from
+ * the front does not reach it before it has been read. Every page is a
+ * folio of its own (<uk/linux/mm.h>), so a folio never spans more than
+ * one page and nothing joins the pages of a larger one.
+ */
+static int __bio_iov_iter_get_pages(struct bio *bio, struct iov_iter *iter)
+{
+	iov_iter_extraction_t extraction_flags = 0;
+	unsigned short nr_pages = bio->bi_max_vecs - bio->bi_vcnt;
+	unsigned short entries_left = bio->bi_max_vecs - bio->bi_vcnt;
+	struct bio_vec *bv = bio->bi_io_vec + bio->bi_vcnt;
+	struct page **pages = (struct page **)bv;
+	ssize_t size;
+	unsigned int num_pages, i = 0;
+	size_t offset, folio_offset, left, len;
+	int ret = 0;
+
+	BUILD_BUG_ON(PAGE_PTRS_PER_BVEC < 2);
+	pages += entries_left * (PAGE_PTRS_PER_BVEC - 1);
+
+	if (bio->bi_bdev && blk_queue_pci_p2pdma(bio->bi_bdev->bd_disk->queue))
+		extraction_flags |= ITER_ALLOW_P2PDMA;
+
+	/* whole logical blocks only: the rest is left in @iter for the next bio */
+	size = iov_iter_extract_pages(iter, &pages, UINT_MAX - bio->bi_iter.bi_size, nr_pages,
+				      extraction_flags, &offset);
+	if (unlikely(size <= 0))
+		return size ? size : -EFAULT;
+
+	nr_pages = DIV_ROUND_UP(offset + size, PAGE_SIZE);
+
+	if (bio->bi_bdev) {
+		size_t trim = size & (bdev_logical_block_size(bio->bi_bdev) - 1);
+		iov_iter_revert(iter, trim);
+		size -= trim;
+	}
+
+	if (unlikely(!size)) {
+		ret = -EFAULT;
+		goto out;
+	}
+
+	for (left = size, i = 0; left > 0; left -= len, i += num_pages) {
+		struct page *page = pages[i];
+		struct folio *folio = page_folio(page);
+
+		folio_offset = ((size_t)folio_page_idx(folio, page) << PAGE_SHIFT) + offset;
+
+		len = min(folio_size(folio) - folio_offset, left);
+
+		num_pages = DIV_ROUND_UP(offset + len, PAGE_SIZE);
+
+		if (bio_op(bio) == REQ_OP_ZONE_APPEND) {
+			ret = bio_iov_add_zone_append_folio(bio, folio, len, folio_offset);
+			if (ret)
+				break;
+		} else
+			bio_iov_add_folio(bio, folio, len, folio_offset);
+
+		offset = 0;
+	}
+
+	iov_iter_revert(iter, left);
+out:
+	while (i < nr_pages)
+		bio_release_page(bio, pages[i++]);
+
+	return ret;
+}
+
+/*
+ * Fills @bio from @iter: a bvec iterator lends the bio its vecs (the
+ * caller keeps them and their pages until the I/O completes); any other
+ * has its pages added until the iterator or the bio runs out. Fails only
+ * when no page could be added.
+ */
+int bio_iov_iter_get_pages(struct bio *bio, struct iov_iter *iter)
+{
+	int ret = 0;
+
+	if (WARN_ON_ONCE(bio_flagged(bio, BIO_CLONED)))
+		return -EIO;
+
+	if (iov_iter_is_bvec(iter)) {
+		bio_iov_bvec_set(bio, iter);
+		iov_iter_advance(iter, bio->bi_iter.bi_size);
+		return 0;
+	}
+
+	if (iov_iter_extract_will_pin(iter))
+		bio_set_flag(bio, BIO_PAGE_PINNED);
+	do {
+		ret = __bio_iov_iter_get_pages(bio, iter);
+	} while (!ret && iov_iter_count(iter) && !bio_full(bio, 0));
+
+	return bio->bi_vcnt ? 0 : ret;
 }
 
 void bio_add_virt_nofail(struct bio *bio, void *vaddr, unsigned int len)
@@ -974,6 +1136,15 @@ void bio_copy_data(struct bio *dst, struct bio *src)
 	struct bvec_iter dst_iter = dst->bi_iter;
 
 	bio_copy_data_iter(dst, &dst_iter, src, &src_iter);
+}
+
+void bio_free_pages(struct bio *bio)
+{
+	struct bio_vec *bvec;
+	struct bvec_iter_all iter_all;
+
+	bio_for_each_segment_all (bvec, bio, iter_all)
+		__free_page(bvec->bv_page);
 }
 
 struct bio *bio_split(struct bio *bio, int sectors, gfp_t gfp, struct bio_set *bs)

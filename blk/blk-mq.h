@@ -13,6 +13,7 @@
 #include <uk/linux/blk-mq.h>
 #include <uk/linux/completion.h>
 #include <uk/linux/blkdev.h>
+#include <uk/linux/mm.h>
 #include <uk/linux/percpu.h>
 #include <uk/linux/rcupdate.h>
 #include <uk/linux/sched.h>
@@ -595,6 +596,13 @@ static inline bool bvec_gap_to_prev(const struct queue_limits *lim, struct bio_v
 	if (!lim->virt_boundary_mask)
 		return false;
 	return __bvec_gap_to_prev(lim, bprv, offset);
+}
+
+/* block/blk.h: drops the pin on a page the bio took from a user iterator. */
+static inline void bio_release_page(struct bio *bio, struct page *page)
+{
+	if (bio_flagged(bio, BIO_PAGE_PINNED))
+		unpin_user_page(page);
 }
 
 #endif /* UK_BLK_MQ_INTERNAL_H */

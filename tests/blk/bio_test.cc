@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // block/bio.c's clones, splits and trims, copies between bios, bio_kmalloc()
 // and bio_await_chain(), adding pages and folios (merging, the hardware
-// limits of passthrough, zone append refused): bios over plain memory, no
-// device needed.
+// limits of passthrough, zone append refused), filling bios from kvec and
+// bvec iterators, and bio_free_pages(): bios over plain memory, no device
+// needed.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <uk/linux/bio.h>
 #include <uk/linux/blkdev.h>
 #include <uk/linux/slab.h>
+#include <uk/linux/uio.h>
 
 #include "testmain.h"
 
@@ -312,6 +315,248 @@ TEST(BioAddTest, ZoneAppendIsRefused) {
   bio_uninit(&bio);
   EXPECT_EQ(bio.bi_vcnt, 0);
   EXPECT_EQ(warns + 2, uk::warn_count);
+}
+
+// bio_for_each_segment_all() cuts every vec into its pages, from the
+// vec's start whatever the bio's iterator says.
+TEST(BioFreePagesTest, SegmentsAllAreSinglePages) {
+  struct bio_vec vecs[2];
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 2, REQ_OP_READ);
+  __bio_add_page(&bio, Page(0), 2 * 4096, 512);  // pages 0..2
+  __bio_add_page(&bio, Page(5), 100, 8);
+  bio_advance(&bio, 4096);
+  struct bio_vec *bv;
+  struct bvec_iter_all iter_all;
+  std::vector<struct bio_vec> seen;
+  bio_for_each_segment_all(bv, &bio, iter_all) seen.push_back(*bv);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].bv_page, Page(0));
+  EXPECT_EQ(seen[0].bv_offset, 512u);
+  EXPECT_EQ(seen[0].bv_len, 3584u);
+  EXPECT_EQ(seen[1].bv_page, Page(1));
+  EXPECT_EQ(seen[1].bv_offset, 0u);
+  EXPECT_EQ(seen[1].bv_len, 4096u);
+  EXPECT_EQ(seen[2].bv_page, Page(2));
+  EXPECT_EQ(seen[2].bv_len, 512u);
+  EXPECT_EQ(seen[3].bv_page, Page(5));
+  EXPECT_EQ(seen[3].bv_offset, 8u);
+  EXPECT_EQ(seen[3].bv_len, 100u);
+  bio_uninit(&bio);
+}
+
+// Every page goes back to the page allocator, merged vecs page by page.
+TEST(BioFreePagesTest, GivesEveryPageBack) {
+  long before = uk::page_alloc_nr_allocated();
+  struct bio *bio = bio_alloc(nullptr, 4, REQ_OP_READ, GFP_KERNEL);
+  ASSERT_NE(bio, nullptr);
+  for (int i = 0; i < 4; i++) {
+    struct page *page = alloc_page(GFP_KERNEL);
+    ASSERT_NE(page, nullptr);
+    memset(page_address(page), i, PAGE_SIZE);
+    EXPECT_EQ(bio_add_page(bio, page, PAGE_SIZE, 0), (int)PAGE_SIZE);
+  }
+  EXPECT_EQ(bio->bi_iter.bi_size, 4 * PAGE_SIZE);
+  EXPECT_EQ(uk::page_alloc_nr_allocated(), before + 4);
+  bio_free_pages(bio);
+  EXPECT_EQ(uk::page_alloc_nr_allocated(), before);
+  bio_put(bio);
+}
+
+alignas(4096) char iov_buf[8 * 4096];
+
+struct page *IovPage(int n) {
+  return virt_to_page(iov_buf + n * 4096);
+}
+
+// A kvec's bytes go in by page: pages that follow in memory share a vec,
+// and the iterator is left where the bio stopped.
+TEST(BioIovIterTest, KvecPagesAreAddedAndMerged) {
+  struct kvec kv[2] = {{iov_buf + 512, 3 * 4096}, {iov_buf + 5 * 4096, 4096}};
+  struct iov_iter iter;
+  iov_iter_kvec(&iter, ITER_DEST, kv, 2, 4 * 4096);
+  struct bio_vec vecs[8];
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 8, REQ_OP_READ);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  EXPECT_FALSE(bio_flagged(&bio, BIO_PAGE_PINNED));
+  EXPECT_FALSE(bio_flagged(&bio, BIO_CLONED));
+  ASSERT_EQ(bio.bi_vcnt, 2);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_page, IovPage(0));
+  EXPECT_EQ(bio.bi_io_vec[0].bv_offset, 512u);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_len, 3u * 4096);
+  EXPECT_EQ(bio.bi_io_vec[1].bv_page, IovPage(5));
+  EXPECT_EQ(bio.bi_io_vec[1].bv_offset, 0u);
+  EXPECT_EQ(bio.bi_io_vec[1].bv_len, 4096u);
+  EXPECT_EQ(bio.bi_iter.bi_size, 4u * 4096);
+  EXPECT_EQ(iov_iter_count(&iter), 0u);
+  bio_uninit(&bio);
+
+  // A bio that runs out of vecs stops; the rest stays in the iterator.
+  struct kvec small[3] = {
+      {iov_buf, 512}, {iov_buf + 2 * 4096, 512}, {iov_buf + 4 * 4096, 512}};
+  iov_iter_kvec(&iter, ITER_SOURCE, small, 3, 3 * 512);
+  bio_init(&bio, nullptr, vecs, 2, REQ_OP_WRITE);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  ASSERT_EQ(bio.bi_vcnt, 2);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_page, IovPage(0));
+  EXPECT_EQ(bio.bi_io_vec[1].bv_page, IovPage(2));
+  EXPECT_EQ(bio.bi_iter.bi_size, 1024u);
+  EXPECT_EQ(iov_iter_count(&iter), 512u);
+  EXPECT_EQ(iter.kvec, &small[2]);
+  bio_uninit(&bio);
+}
+
+// With a device the bio takes whole logical blocks only: the tail goes
+// back to the iterator, and a tail alone is -EFAULT.
+TEST(BioIovIterTest, KvecIsCutToLogicalBlocks) {
+  struct request_queue q = {};
+  q.limits.logical_block_size = 512;
+  struct gendisk disk = {};
+  disk.queue = &q;
+  struct block_device bdev = {};
+  bdev.bd_disk = &disk;
+  bdev.bd_queue = &q;
+  struct kvec kv = {iov_buf + 100, 1000};
+  struct iov_iter iter;
+  iov_iter_kvec(&iter, ITER_DEST, &kv, 1, 1000);
+  struct bio_vec vecs[4];
+  struct bio bio;
+  bio_init(&bio, &bdev, vecs, 4, REQ_OP_READ);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  ASSERT_EQ(bio.bi_vcnt, 1);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_offset, 100u);
+  EXPECT_EQ(bio.bi_iter.bi_size, 512u);
+  EXPECT_EQ(iov_iter_count(&iter), 488u);
+  EXPECT_EQ(iter.iov_offset, 512u);
+  EXPECT_EQ(iter.nr_segs, 1u);
+  bio_uninit(&bio);
+
+  bio_init(&bio, &bdev, vecs, 4, REQ_OP_READ);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), -EFAULT);
+  EXPECT_EQ(bio.bi_vcnt, 0);
+  EXPECT_EQ(iov_iter_count(&iter), 488u);
+  bio_uninit(&bio);
+
+  // Zone append: no device is zoned, so the limit is 0 sectors and the
+  // folio goes in as an empty vec; the iterator gets all its bytes back.
+  q.limits.max_segment_size = 65536;
+  iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, 1000);
+  bio_init(&bio, &bdev, vecs, 4, REQ_OP_ZONE_APPEND);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  ASSERT_EQ(bio.bi_vcnt, 1);
+  EXPECT_EQ(bio.bi_io_vec[0].bv_len, 0u);
+  EXPECT_EQ(bio.bi_iter.bi_size, 0u);
+  EXPECT_EQ(iov_iter_count(&iter), 1000u);
+  EXPECT_EQ(iter.iov_offset, 0u);
+  bio_uninit(&bio);
+}
+
+// A bvec iterator lends the bio its vecs from where it stands, and is
+// moved past them; a bio that already shares vecs is refused.
+TEST(BioIovIterTest, BvecVecsAreShared) {
+  uk::testing::AllowWarnings();
+  struct bio_vec bv[3];
+  bvec_set_page(&bv[0], IovPage(0), 4096, 0);
+  bvec_set_page(&bv[1], IovPage(3), 1024, 512);
+  bvec_set_page(&bv[2], IovPage(6), 2048, 0);
+  struct iov_iter iter;
+  iov_iter_bvec(&iter, ITER_SOURCE, bv, 3, 4096 + 1024 + 2048);
+  iov_iter_advance(&iter, 100);
+  EXPECT_EQ(iter.iov_offset, 100u);
+  struct bio bio;
+  bio_init(&bio, nullptr, nullptr, 0, REQ_OP_WRITE);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  EXPECT_TRUE(bio_flagged(&bio, BIO_CLONED));
+  EXPECT_EQ(bio.bi_io_vec, bv);
+  EXPECT_EQ(bio.bi_vcnt, 3);
+  EXPECT_EQ(bio.bi_iter.bi_bvec_done, 100u);
+  EXPECT_EQ(bio.bi_iter.bi_size, 4096u + 1024 + 2048 - 100);
+  EXPECT_EQ(iov_iter_count(&iter), 0u);
+  EXPECT_EQ(iter.nr_segs, 0u);
+  struct bio_vec first = bio_iter_iovec(&bio, bio.bi_iter);
+  EXPECT_EQ(first.bv_page, IovPage(0));
+  EXPECT_EQ(first.bv_offset, 100u);
+
+  long warns = uk::warn_count;
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), -EIO);
+  EXPECT_EQ(warns + 1, uk::warn_count);
+  bio_uninit(&bio);
+
+  // Zone append is cut to the queue's limit: none, on a device that is
+  // not zoned.
+  struct request_queue q = {};
+  struct block_device bdev = {};
+  bdev.bd_queue = &q;
+  iov_iter_bvec(&iter, ITER_SOURCE, bv, 3, 4096);
+  bio_init(&bio, &bdev, nullptr, 0, REQ_OP_ZONE_APPEND);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), 0);
+  EXPECT_EQ(bio.bi_iter.bi_size, 0u);
+  EXPECT_EQ(iov_iter_count(&iter), 4096u);
+  bio_uninit(&bio);
+
+  // A bio with vecs of its own is warned about, and takes the iterator's.
+  struct bio_vec own[1];
+  bio_init(&bio, nullptr, own, 1, REQ_OP_WRITE);
+  warns = uk::warn_count;
+  bio_iov_bvec_set(&bio, &iter);
+  EXPECT_EQ(warns + 1, uk::warn_count);
+  EXPECT_EQ(bio.bi_io_vec, bv);
+  EXPECT_EQ(bio.bi_iter.bi_size, 4096u);
+  bio_uninit(&bio);
+}
+
+// The bvec form of page extraction, and an iterator of a type the shim
+// cannot list (user memory) failing with -EFAULT.
+TEST(BioIovIterTest, ExtractPagesAndRevert) {
+  struct bio_vec bv[2];
+  bvec_set_page(&bv[0], IovPage(1), 4096 + 100, 200);
+  bvec_set_page(&bv[1], IovPage(5), 300, 0);
+  struct iov_iter iter;
+  iov_iter_bvec(&iter, ITER_DEST, bv, 2, 4096 + 400);
+  struct page *pages[4];
+  struct page **p = pages;
+  size_t offset = 0;
+  EXPECT_EQ(iov_iter_extract_pages(&iter, &p, SIZE_MAX, 4, 0, &offset),
+            4096 + 100);
+  EXPECT_EQ(offset, 200u);
+  EXPECT_EQ(pages[0], IovPage(1));
+  EXPECT_EQ(pages[1], IovPage(2));
+  EXPECT_EQ(iter.bvec, &bv[1]);
+  EXPECT_EQ(iov_iter_extract_pages(&iter, &p, SIZE_MAX, 4, 0, &offset), 300);
+  EXPECT_EQ(offset, 0u);
+  EXPECT_EQ(pages[0], IovPage(5));
+  EXPECT_EQ(iov_iter_extract_pages(&iter, &p, SIZE_MAX, 4, 0, &offset), 0);
+  // Back across both vecs.
+  iov_iter_revert(&iter, 400);
+  EXPECT_EQ(iter.bvec, &bv[0]);
+  EXPECT_EQ(iter.iov_offset, 4096u);
+  EXPECT_EQ(iter.nr_segs, 2u);
+  EXPECT_EQ(iov_iter_count(&iter), 400u);
+
+  // The page list is allocated when the caller passes none.
+  struct kvec kv = {iov_buf + 4000, 200};
+  iov_iter_kvec(&iter, ITER_DEST, &kv, 1, 200);
+  struct page **alloc = nullptr;
+  EXPECT_EQ(iov_iter_extract_pages(&iter, &alloc, SIZE_MAX, 8, 0, &offset),
+            200);
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ(offset, 4000u);
+  EXPECT_EQ(alloc[0], IovPage(0));
+  EXPECT_EQ(alloc[1], IovPage(1));
+  kvfree(alloc);
+
+  // User memory is neither listed nor pinned here.
+  iov_iter_kvec(&iter, ITER_DEST, &kv, 1, 200);
+  iter.iter_type = ITER_UBUF;
+  struct bio_vec vecs[2];
+  struct bio bio;
+  bio_init(&bio, nullptr, vecs, 2, REQ_OP_READ);
+  EXPECT_EQ(bio_iov_iter_get_pages(&bio, &iter), -EFAULT);
+  EXPECT_TRUE(bio_flagged(&bio, BIO_PAGE_PINNED));
+  EXPECT_EQ(bio.bi_vcnt, 0);
+  EXPECT_EQ(iov_iter_count(&iter), 200u);
+  bio_uninit(&bio);
 }
 
 }  // namespace

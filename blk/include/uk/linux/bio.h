@@ -115,6 +115,22 @@ static inline void bio_advance(struct bio *bio, unsigned int nbytes)
 #define bio_for_each_bvec_all(bvl, bio, i) \
 	for (i = 0, bvl = (bio)->bi_io_vec; i < (bio)->bi_vcnt; i++, bvl++)
 
+static inline bool bio_next_segment(const struct bio *bio, struct bvec_iter_all *iter)
+{
+	if (iter->idx >= bio->bi_vcnt)
+		return false;
+
+	bvec_advance(&bio->bi_io_vec[iter->idx], iter);
+	return true;
+}
+
+/*
+ * Every single-page segment of all of the bio's vecs, whatever its
+ * iterator says: only for the bio's owner, never for a split part of it.
+ */
+#define bio_for_each_segment_all(bvl, bio, iter) \
+	for (bvl = bvec_init_iter_all(&iter); bio_next_segment((bio), &iter);)
+
 void bio_init(struct bio *bio, struct block_device *bdev, struct bio_vec *table,
 	      unsigned short max_vecs, blk_opf_t opf);
 void bio_uninit(struct bio *bio);
@@ -289,6 +305,16 @@ void bio_trim(struct bio *bio, sector_t offset, sector_t size);
 void bio_copy_data_iter(struct bio *dst, struct bvec_iter *dst_iter, struct bio *src,
 			struct bvec_iter *src_iter);
 void bio_copy_data(struct bio *dst, struct bio *src);
+/* Hands every page of @bio back to the page allocator, one page at a time. */
+void bio_free_pages(struct bio *bio);
+
+/*
+ * Filling a bio from an I/O iterator (<uk/linux/uio.h>): a bvec iterator's
+ * vecs are taken over as they are; a kvec iterator's pages are added.
+ */
+struct iov_iter;
+int bio_iov_iter_get_pages(struct bio *bio, struct iov_iter *iter);
+void bio_iov_bvec_set(struct bio *bio, struct iov_iter *iter);
 void zero_fill_bio_iter(struct bio *bio, struct bvec_iter iter);
 
 static inline void zero_fill_bio(struct bio *bio)

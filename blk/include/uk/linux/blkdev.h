@@ -43,6 +43,8 @@ typedef unsigned int blk_features_t;
 #define BLK_FEAT_NOWAIT ((blk_features_t)(1u << 7))
 /* the tag set has a poll map (blk_mq_can_poll() also wants poll queues in it) */
 #define BLK_FEAT_POLL ((blk_features_t)(1u << 9))
+/* peer-to-peer DMA between PCI devices: no device here sets it */
+#define BLK_FEAT_PCI_P2PDMA ((blk_features_t)(1u << 12))
 /* blk_mq_quiesce_tagset()/blk_mq_unquiesce_tagset() leave this queue alone */
 #define BLK_FEAT_SKIP_TAGSET_QUIESCE ((blk_features_t)(1u << 13))
 
@@ -164,6 +166,7 @@ static inline enum rpm_status queue_rpm_status(struct request_queue *q)
 #define blk_queue_registered(q) test_bit(QUEUE_FLAG_REGISTERED, &(q)->queue_flags)
 #define blk_queue_skip_tagset_quiesce(q) ((q)->limits.features & BLK_FEAT_SKIP_TAGSET_QUIESCE)
 #define blk_queue_io_stat(q) ((q)->limits.features & BLK_FEAT_IO_STAT)
+#define blk_queue_pci_p2pdma(q) ((q)->limits.features & BLK_FEAT_PCI_P2PDMA)
 
 static inline unsigned int queue_atomic_write_unit_max_bytes(const struct request_queue *q)
 {

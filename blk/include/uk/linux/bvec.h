@@ -234,6 +234,42 @@ static inline void bvec_iter_advance_single(const struct bio_vec *bv, struct bve
 	iter->bi_size -= bytes;
 }
 
+/* A walk over every single-page segment of a table of bvecs. */
+struct bvec_iter_all {
+	struct bio_vec bv;
+	int idx;
+	unsigned done;
+};
+
+static inline struct bio_vec *bvec_init_iter_all(struct bvec_iter_all *iter_all)
+{
+	iter_all->done = 0;
+	iter_all->idx = 0;
+
+	return &iter_all->bv;
+}
+
+/* Steps @iter_all to the next page of @bvec, on to the next bvec at its end. */
+static inline void bvec_advance(const struct bio_vec *bvec, struct bvec_iter_all *iter_all)
+{
+	struct bio_vec *bv = &iter_all->bv;
+
+	if (iter_all->done) {
+		bv->bv_page++;
+		bv->bv_offset = 0;
+	} else {
+		bv->bv_page = bvec->bv_page + (bvec->bv_offset >> PAGE_SHIFT);
+		bv->bv_offset = bvec->bv_offset & ~PAGE_MASK;
+	}
+	bv->bv_len = min_t(unsigned int, PAGE_SIZE - bv->bv_offset, bvec->bv_len - iter_all->done);
+	iter_all->done += bv->bv_len;
+
+	if (iter_all->done == bvec->bv_len) {
+		iter_all->idx++;
+		iter_all->done = 0;
+	}
+}
+
 #define for_each_bvec(bvl, bio_vec, iter, start)                                               \
 	for (iter = (start); (iter).bi_size && ((bvl = bvec_iter_bvec((bio_vec), (iter))), 1); \
 	     bvec_iter_advance_single((bio_vec), &(iter), (bvl).bv_len))

@@ -36,4 +36,39 @@ static inline int folio_ref_count(const struct folio *folio)
 
 static inline void folio_put(struct folio *folio) {}
 
+struct page;
+
+/*
+ * Nothing records which pages make up a larger folio, so every page is a
+ * folio of its own (order 0): page_folio() is the page itself.
+ */
+static inline struct folio *page_folio(const struct page *page)
+{
+	return (struct folio *)page;
+}
+
+static inline unsigned int folio_order(const struct folio *folio)
+{
+	return 0;
+}
+
+static inline size_t folio_size(const struct folio *folio)
+{
+	return PAGE_SIZE << folio_order(folio);
+}
+
+/* Which page of @folio @page is. */
+static inline unsigned long folio_page_idx(const struct folio *folio, const struct page *page)
+{
+	return ((unsigned long)page - (unsigned long)folio) >> PAGE_SHIFT;
+}
+
+/*
+ * Pins (pin_user_pages() and the like) are not counted either: no iterator
+ * here hands out pinned pages, so unpinning has nothing to give back.
+ */
+static inline void unpin_user_page(struct page *page) {}
+
+static inline void unpin_user_folio(struct folio *folio, unsigned long npages) {}
+
 #endif /* UK_LINUX_MM_H */
