@@ -1761,9 +1761,13 @@ static int import_ubuf(int rw, void __user *buf, size_t len, struct iov_iter *i)
 		len = MAX_RW_COUNT;
 	if (unlikely(!access_ok(buf, len)))
 		return -EFAULT;
+	i->iter_type = ITER_UBUF;
+	i->nofault = false;
+	i->data_source = rw;
+	i->iov_offset = 0;
 	i->__ubuf_iovec.iov_base = buf;
 	i->__ubuf_iovec.iov_len = len;
-	i->iov = &i->__ubuf_iovec;
+	i->__iov = &i->__ubuf_iovec;
 	i->nr_segs = 1;
 	i->count = len;
 	return 0;
@@ -1833,7 +1837,11 @@ static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigne
 		}
 		total += len;
 	}
-	i->iov = iov;
+	i->iter_type = ITER_IOVEC;
+	i->nofault = false;
+	i->data_source = type;
+	i->iov_offset = 0;
+	i->__iov = iov;
 	i->nr_segs = nr_segs;
 	i->count = total;
 	*iovp = iov == *iovp ? NULL : iov;

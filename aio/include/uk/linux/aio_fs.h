@@ -20,6 +20,7 @@
 #include <uk/linux/atomic.h>
 #include <uk/linux/errno.h>
 #include <uk/linux/types.h>
+#include <uk/linux/uio.h>
 
 typedef unsigned int fmode_t;
 
@@ -39,22 +40,6 @@ typedef unsigned int fmode_t;
 #define IOCB_WRITE (1 << 6)
 #define IOCB_NOIO (1 << 21)
 #define IOCB_AIO_RW (1 << 23)
-
-struct iov_iter {
-	const struct iovec *iov;
-	unsigned long nr_segs;
-	size_t count;
-	struct iovec __ubuf_iovec; /* the one segment of import_ubuf() */
-};
-
-/* The direction of an iov_iter: data flows out of it, or into it. */
-#define ITER_SOURCE 1 /* as WRITE */
-#define ITER_DEST 0   /* as READ */
-
-static inline size_t iov_iter_count(const struct iov_iter *i)
-{
-	return i->count;
-}
 
 struct file;
 struct kiocb;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * I/O iterators over kernel memory (include/linux/uio.h, lib/iov_iter.c):
- * struct iov_iter in its ITER_KVEC and ITER_BVEC forms, stepping it on and
+ * I/O iterators (include/linux/uio.h, lib/iov_iter.c): struct iov_iter, in
+ * its ITER_KVEC and ITER_BVEC forms over kernel memory, stepping it on and
  * back (iov_iter_advance(), iov_iter_revert()) and listing the pages under
- * it (iov_iter_extract_pages()).
+ * it (iov_iter_extract_pages()); and in its ITER_UBUF and ITER_IOVEC forms,
+ * which fs/aio.c's import_ubuf() and __import_iovec() build over a
+ * program's buffers and which the aio file operations walk by segment.
  *
  * Kernel virtual addresses are identity mapped (<uk/linux/bvec.h>), so the
  * pages under a kvec are virt_to_page() of each page-sized step through its
@@ -11,11 +13,11 @@
  * user-backed: extraction lists pages without taking references or pins,
  * and an iterator of any other type gets -EFAULT, as in the kernel.
  *
- * fs/aio.c's port keeps its own iovec-only struct iov_iter
- * (<uk/linux/aio_fs.h>); the two headers are never included together.
  */
 #ifndef UK_LINUX_UIO_H
 #define UK_LINUX_UIO_H
+
+#include <sys/uio.h>
 
 #include <uk/linux/bvec.h>
 #include <uk/linux/errno.h>
@@ -56,11 +58,14 @@ struct iov_iter {
 	bool data_source;
 	size_t iov_offset; /* bytes of the current segment already passed */
 	union {
+		const struct iovec *__iov;
 		const struct kvec *kvec;
 		const struct bio_vec *bvec;
 	};
 	size_t count; /* bytes left */
 	unsigned long nr_segs;
+	/* ITER_UBUF: the one segment __iov points to (import_ubuf()) */
+	struct iovec __ubuf_iovec;
 };
 
 static inline enum iter_type iov_iter_type(const struct iov_iter *i)
