@@ -57,6 +57,15 @@ TEST(BlkStatusTest, ErrnoMapping) {
   EXPECT_FALSE(op_is_write(REQ_OP_READ));
   EXPECT_TRUE(op_is_write(REQ_OP_DISCARD));
   EXPECT_TRUE(op_is_sync(REQ_OP_WRITE | REQ_FUA));
+  for (enum req_op op :
+       {REQ_OP_ZONE_RESET, REQ_OP_ZONE_RESET_ALL, REQ_OP_ZONE_OPEN,
+        REQ_OP_ZONE_CLOSE, REQ_OP_ZONE_FINISH})
+    EXPECT_TRUE(op_is_zone_mgmt(op)) << int(op);
+  EXPECT_FALSE(op_is_zone_mgmt(REQ_OP_ZONE_APPEND));
+  EXPECT_FALSE(op_is_zone_mgmt(REQ_OP_WRITE));
+  struct bio bio = {};
+  bio.bi_opf = REQ_OP_ZONE_RESET_ALL | REQ_SYNC;
+  EXPECT_EQ(bio_op(&bio), REQ_OP_ZONE_RESET_ALL);
   EXPECT_FALSE(blk_path_error(BLK_STS_MEDIUM));
   EXPECT_TRUE(blk_path_error(BLK_STS_TRANSPORT));
 }

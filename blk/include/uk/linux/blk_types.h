@@ -205,12 +205,12 @@ struct bio {
 
 static inline enum req_op bio_op(const struct bio *bio)
 {
-	return (enum req_op)(bio->bi_opf & REQ_OP_MASK);
+	return static_cast<enum req_op>(bio->bi_opf & REQ_OP_MASK);
 }
 
 static inline bool op_is_write(blk_opf_t op)
 {
-	return !!(op & (blk_opf_t)1);
+	return !!(op & (__force blk_opf_t)1);
 }
 
 /* Driver-private commands (REQ_OP_DRV_IN/OUT), as blk_execute_rq() sends. */
@@ -239,6 +239,7 @@ static inline bool op_is_zone_mgmt(enum req_op op)
 {
 	switch (op & REQ_OP_MASK) {
 	case REQ_OP_ZONE_RESET:
+	case REQ_OP_ZONE_RESET_ALL:
 	case REQ_OP_ZONE_OPEN:
 	case REQ_OP_ZONE_CLOSE:
 	case REQ_OP_ZONE_FINISH:
