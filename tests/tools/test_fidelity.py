@@ -319,6 +319,56 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(problems, [])
 
 
+class TargetTest(unittest.TestCase):
+    """`| file | present | identical |` rows: the targets a held file meets."""
+
+    def setUp(self):
+        self.t = Tree({"k/lib/foo.c": KERNEL, "lib/foo.cc": OURS, "lib/foo_sys.cc": OURS2})
+        # lib/foo.c: 5 functions, 4 present (80%), 2 identical (40%)
+        self.res = [fidelity.measure("lib/foo.c", self.t.path("k/lib/foo.c"),
+                                     ["lib/foo.cc", "lib/foo_sys.cc"], self.t.top)]
+
+    def tearDown(self):
+        self.t.close()
+
+    def problems(self, rows):
+        targets, problems = fidelity.parse_targets(
+            "| file | present | identical |\n|---|---|---|\n" + rows)
+        return problems + fidelity.apply_targets(self.res, targets)
+
+    def test_met_exactly(self):
+        self.assertEqual(self.problems("| lib/foo.c | 80% | 40% |\n"), [])
+        self.assertEqual(self.res[0].shortfalls(), [])
+
+    def test_below_names_what_is_needed(self):
+        problems = self.problems("| `lib/foo.c` | 90% | 70% |\n")
+        self.assertEqual(problems, [
+            "below target: lib/foo.c: 4 present (80%), below the 90% target (5 needed)",
+            "below target: lib/foo.c: 2 identical (40%), below the 70% target (4 needed)"])
+
+    def test_one_function_short(self):
+        problems = self.problems("| lib/foo.c | 80% | 41% |\n")
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("2 identical (40%), below the 41% target (3 needed)", problems[0])
+
+    def test_target_for_a_file_not_measured_is_stale(self):
+        problems = self.problems("| lib/bar.c | 90% | 70% |\n")
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("stale target: no file of ours mirrors lib/bar.c", problems[0])
+
+    def test_malformed_rows_fail(self):
+        problems = self.problems("| lib/foo.c | 90 | 70% |\n| lib/foo.c | 120% | 70% |\n"
+                                 "| lib/foo.c | 80% | 40% |\n| lib/foo.c | 80% | 40% |\n")
+        self.assertEqual(len(problems), 3, problems)
+        self.assertIn("a target row is", problems[0])
+        self.assertIn("a target row is", problems[1])
+        self.assertIn("a second target for lib/foo.c", problems[2])
+
+    def test_other_tables_are_not_targets(self):
+        targets, problems = fidelity.parse_targets(TABLE_OK)
+        self.assertEqual((targets, problems), ({}, []))
+
+
 class CommandTest(unittest.TestCase):
     """main() end to end, over a stand-in for upstream.py."""
 
@@ -370,6 +420,23 @@ class CommandTest(unittest.TestCase):
         rc, out, err = self.run_main("--check")
         self.assertEqual((rc, err), (0, ""))
         self.assertIn("all declared", out)
+
+    def test_targets_are_printed_and_checked(self):
+        with open(self.t.path("docs/upstream.md"), "a") as f:
+            f.write("| lib/foo.c | sys_foo_sync | differs | a plain function |\n\n"
+                    "| file | present | identical |\n|---|---|---|\n"
+                    "| lib/foo.c | 80% | 50% |\n")
+        rc, out, _ = self.run_main()
+        self.assertEqual(rc, 0)
+        self.assertIn("  target 80% present, 50% identical: BELOW: 2 identical (40%), "
+                      "below the 50% target (3 needed)", out)
+        self.assertIn("targets: 1 file held, 1 below: lib/foo.c", out)
+        rc, _, err = self.run_main("--check")
+        self.assertEqual(rc, 1)
+        self.assertIn("below target: lib/foo.c: 2 identical (40%)", err)
+        rc, out, _ = self.run_main("--json")
+        self.assertEqual(json.loads(out)["files"][0]["target"],
+                         {"present": 80, "identical": 50, "met": False})
 
     def test_json(self):
         rc, out, _ = self.run_main("--json", "--file", "lib/foo.c")

@@ -31,6 +31,12 @@ state (the unported rest of a file of which we carry a slice).
 --check fails, naming them, on every function whose state is not declared
 and on every row that no longer holds (the function is identical now, is
 present when declared absent, or the kernel file does not define it).
+
+A `| file | present | identical |` table in the same page holds a kernel file
+to targets: the shares of its functions that must be present and identical
+(`90%`, `70%`). Each held file's report says whether it meets them, and
+--check fails on a held file below a target and on a row for a file that no
+file of ours mirrors.
 """
 from __future__ import annotations
 
@@ -87,6 +93,21 @@ class FileResult:
     @property
     def identical(self):
         return sum(f.state == "identical" for f in self.funcs)
+
+    target: "Target | None" = None
+
+    def shortfalls(self) -> list[str]:
+        """What the file lacks against its target, in words; [] when met."""
+        t, out = self.target, []
+        if t is None:
+            return out
+        for what, have, want in (("present", self.present, t.present),
+                                 ("identical", self.identical, t.identical)):
+            if have * 100 < want * self.total:
+                need = -(-want * self.total // 100)
+                out.append(f"{have} {what} ({pct(have, self.total)}), "
+                           f"below the {want}% target ({need} needed)")
+        return out
 
 
 def definitions(path: str, shown: str | None = None) -> dict[str, list[Def]]:
@@ -225,6 +246,66 @@ def parse_table(text: str) -> tuple[list[Row], list[str]]:
     return rows, problems
 
 
+@dataclass
+class Target:
+    kpath: str
+    present: int  # percent of the file's functions
+    identical: int
+    line: int
+
+
+_PERCENT = re.compile(r"^`?(\d{1,3})\s*%`?$")
+
+
+def parse_targets(text: str) -> tuple[dict[str, Target], list[str]]:
+    """The rows of every `| file | present | identical |` table in text, by
+    kernel file, and the problems found in them."""
+    targets, problems = {}, []
+    in_table = False
+    for n, line in enumerate(text.splitlines(), 1):
+        cells = _cells(line)
+        if not cells:
+            in_table = False
+            continue
+        if [c.lower() for c in cells] == ["file", "present", "identical"]:
+            in_table = True
+            continue
+        if not in_table or all(set(c) <= set("-: ") for c in cells):
+            continue
+        kpath = _CELL.match(cells[0]).group(1) if cells else ""
+        pcts = [_PERCENT.match(c) for c in cells[1:]]
+        if len(cells) != 3 or not kpath or not all(pcts) or any(
+                int(m.group(1)) > 100 for m in pcts):
+            problems.append(f"{TABLE}:{n}: a target row is `| kernel file | N% | N% |`: "
+                            f"{line.strip()}")
+            continue
+        if kpath in targets:
+            problems.append(f"{TABLE}:{n}: a second target for {kpath}")
+            continue
+        targets[kpath] = Target(kpath, int(pcts[0].group(1)), int(pcts[1].group(1)), n)
+    return targets, problems
+
+
+def apply_targets(results: list[FileResult], targets: dict[str, Target],
+                  measured_all: bool = True) -> list[str]:
+    """Attaches each file's target; returns the problems --check reports: held
+    files below a target, and (measuring every file) targets for files that no
+    file of ours mirrors."""
+    problems = []
+    by_file = {r.kpath: r for r in results}
+    for t in targets.values():
+        fr = by_file.get(t.kpath)
+        if fr is None:
+            if measured_all:
+                problems.append(f"{TABLE}:{t.line}: stale target: no file of ours "
+                                f"mirrors {t.kpath}")
+            continue
+        fr.target = t
+        for short in fr.shortfalls():
+            problems.append(f"below target: {t.kpath}: {short}")
+    return problems
+
+
 def apply_table(results: list[FileResult], rows: list[Row], measured_all: bool = True
                 ) -> list[str]:
     """Marks each function with its declared state and reason; returns the
@@ -336,6 +417,12 @@ def print_text(results: list[FileResult], era: list, verbose: bool, out=None):
             names = ", ".join(d.name for d in fr.extra)
             print(f"  extra ({len(fr.extra)}): {names}", file=out)
         print(summary_line(fr.kpath, fr.total, fr.present, fr.identical), file=out)
+        if fr.target:
+            t = fr.target
+            short = fr.shortfalls()
+            verdict = "BELOW: " + "; ".join(short) if short else "met"
+            print(f"  target {t.present}% present, {t.identical}% identical: {verdict}",
+                  file=out)
         print(file=out)
     for p in era:
         print(f"{p.ours}: {p.upstream} @ {p.base}: an era file, not measured", file=out)
@@ -345,6 +432,13 @@ def print_text(results: list[FileResult], era: list, verbose: bool, out=None):
         ide = sum(fr.identical for fr in results)
         n = len(results)
         print(summary_line(f"total ({n} file{'' if n == 1 else 's'})", t, pr, ide), file=out)
+        held = [fr for fr in results if fr.target]
+        if held:
+            below = [fr.kpath for fr in held if fr.shortfalls()]
+            verdict = ("all met" if not below
+                       else f"{len(below)} below: {', '.join(below)}")
+            print(f"targets: {len(held)} file{'' if len(held) == 1 else 's'} held, {verdict}",
+                  file=out)
 
 
 def as_json(results: list[FileResult], era: list, problems: list[str]) -> dict:
@@ -359,6 +453,9 @@ def as_json(results: list[FileResult], era: list, problems: list[str]) -> dict:
                          "upstream": d(f.up), "ours": d(f.ours),
                          "declared": f.declared, "reason": f.reason} for f in fr.funcs],
             "extra": [{"name": x.name, **d(x)} for x in fr.extra],
+            "target": None if fr.target is None else {
+                "present": fr.target.present, "identical": fr.target.identical,
+                "met": not fr.shortfalls()},
         })
     return {
         "base": BASE, "files": files,
@@ -421,13 +518,17 @@ def main(argv=None) -> int:
     top = args.top or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     results, era = gather(top, args.file)
     table = args.table or os.path.join(top, TABLE)
-    rows, problems = [], []
+    rows, problems, targets = [], [], {}
     if os.path.exists(table):
         with open(table, encoding="utf-8") as f:
-            rows, problems = parse_table(f.read())
+            text = f.read()
+        rows, problems = parse_table(text)
+        targets, target_problems = parse_targets(text)
+        problems += target_problems
     elif args.check:
         problems.append(f"{TABLE}: missing")
     problems += apply_table(results, rows, measured_all=not args.file)
+    problems += apply_targets(results, targets, measured_all=not args.file)
 
     if args.json:
         json.dump(as_json(results, era, problems if args.check else []), sys.stdout, indent=1)
@@ -440,11 +541,14 @@ def main(argv=None) -> int:
         print(f"fidelity: {p}", file=sys.stderr)
     if problems:
         print(f"fidelity: {len(problems)} problem(s): declare each deviation in {TABLE} "
-              "with its reason, or drop the rows that no longer hold", file=sys.stderr)
+              "with its reason, drop the rows that no longer hold, and keep held files "
+              "at their targets", file=sys.stderr)
         return 1
     if not args.json:
         n = sum(f.state != "identical" for fr in results for f in fr.funcs)
-        print(f"fidelity: {len(results)} files, {n} deviations, all declared in {TABLE}")
+        held = sum(fr.target is not None for fr in results)
+        print(f"fidelity: {len(results)} files, {n} deviations, all declared in {TABLE}; "
+              f"{held} files held to their targets, all met")
     return 0
 
 
