@@ -141,6 +141,35 @@ static inline void memcpy_page(struct page *dst_page, size_t dst_off, struct pag
 	kunmap_local(dst);
 }
 
+/*
+ * Copies @len bytes between @page at @offset and a buffer
+ * (include/linux/highmem.h); the range may not run past the page.
+ */
+static inline void memcpy_from_page(char *to, struct page *page, size_t offset, size_t len)
+{
+	char *from = (char *)kmap_local_page(page);
+
+	VM_BUG_ON(offset + len > PAGE_SIZE);
+	memcpy(to, from + offset, len);
+	kunmap_local(from);
+}
+
+static inline void memcpy_to_page(struct page *page, size_t offset, const char *from, size_t len)
+{
+	char *to = (char *)kmap_local_page(page);
+
+	VM_BUG_ON(offset + len > PAGE_SIZE);
+	memcpy(to + offset, from, len);
+	flush_dcache_page(page);
+	kunmap_local(to);
+}
+
+/* No page is in high memory: every page has a kernel address. */
+static inline bool PageHighMem(const struct page *page)
+{
+	return false;
+}
+
 struct bio_vec {
 	struct page *bv_page;
 	unsigned int bv_len;
@@ -281,12 +310,23 @@ static inline phys_addr_t bvec_phys(const struct bio_vec *bvec)
 
 static inline void *bvec_virt(struct bio_vec *bvec)
 {
+	WARN_ON_ONCE(PageHighMem(bvec->bv_page));
 	return (char *)page_address(bvec->bv_page) + bvec->bv_offset;
 }
 
 static inline void *bvec_kmap_local(struct bio_vec *bvec)
 {
 	return (char *)kmap_local_page(bvec->bv_page) + bvec->bv_offset;
+}
+
+static inline void memcpy_from_bvec(char *to, struct bio_vec *bvec)
+{
+	memcpy_from_page(to, bvec->bv_page, bvec->bv_offset, bvec->bv_len);
+}
+
+static inline void memcpy_to_bvec(struct bio_vec *bvec, const char *from)
+{
+	memcpy_to_page(bvec->bv_page, bvec->bv_offset, from, bvec->bv_len);
 }
 
 static inline void memzero_bvec(struct bio_vec *bvec)
