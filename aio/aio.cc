@@ -1652,6 +1652,13 @@ static void aio_complete_rw(struct kiocb *kiocb, long res)
 	if (!list_empty_careful(&iocb->ki_list))
 		aio_remove_iocb(iocb);
 
+	if (kiocb->ki_flags & IOCB_WRITE) {
+		struct inode *inode = file_inode(kiocb->ki_filp);
+
+		if (S_ISREG(inode->i_mode))
+			kiocb_end_write(kiocb);
+	}
+
 	iocb->ki_res.res = res;
 	iocb->ki_res.res2 = 0;
 	iocb_put(iocb);
@@ -1959,6 +1966,8 @@ static int aio_write(struct kiocb *req, const struct iocb *iocb, bool vectored, 
 		return ret;
 	ret = rw_verify_area(WRITE, file, &req->ki_pos, iov_iter_count(&iter));
 	if (!ret) {
+		if (S_ISREG(file_inode(file)->i_mode))
+			kiocb_start_write(req);
 		req->ki_flags |= IOCB_WRITE;
 		ret = aio_host_rw_done(req, file->f_op->write_iter(req, &iter));
 	}

@@ -1117,6 +1117,8 @@ int aio_unregister_file(int fd)
 	return 0;
 }
 
+struct inode aio_anon_inode = { .i_mode = S_IRUSR | S_IWUSR, .i_sb = nullptr };
+
 struct file *aio_fget(unsigned int fd, struct file *host)
 {
 	struct file *f;

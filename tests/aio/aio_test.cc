@@ -740,6 +740,49 @@ TEST_F(AioTest, SharedContextStress)
 	}
 }
 
+/* A device whose write_iter records the mode of the file's inode. */
+std::atomic<int> write_inode_mode{ -1 };
+
+ssize_t inode_recording_write(struct kiocb *iocb, struct iov_iter *from)
+{
+	write_inode_mode = file_inode(iocb->ki_filp)->i_mode;
+	return (ssize_t)iov_iter_count(from);
+}
+
+const struct file_operations inode_recording_fops = {
+	.read_iter = nullptr,
+	.write_iter = inode_recording_write,
+	.fsync = nullptr,
+	.poll = nullptr,
+};
+
+/*
+ * No file here is a regular file of a superblock: a write sees the
+ * anonymous inode, so aio_write() takes no freeze protection and
+ * aio_complete_rw() ends none, and the write completes as any other.
+ */
+TEST_F(AioTest, WritesSeeAnAnonymousInode)
+{
+	aio_context_t ctx = 0;
+	RegisteredFd dev(&inode_recording_fops);
+	char buf[512] = {};
+	struct iocb cb = {}, *cbs[1] = { &cb };
+	struct io_event ev;
+	struct timespec ts = { 10, 0 };
+
+	ASSERT_EQ(ukern_io_setup(4, &ctx), 0);
+	cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+	cb.aio_fildes = dev.fd();
+	cb.aio_buf = (uint64_t)(uintptr_t)buf;
+	cb.aio_nbytes = sizeof(buf);
+	ASSERT_EQ(ukern_io_submit(ctx, 1, cbs), 1);
+	ASSERT_EQ(ukern_io_getevents(ctx, 1, 1, &ev, &ts), 1);
+	EXPECT_EQ(ev.res, (long)sizeof(buf));
+	EXPECT_EQ(write_inode_mode.load(), (int)(S_IRUSR | S_IWUSR));
+	EXPECT_FALSE(S_ISREG((umode_t)write_inode_mode.load()));
+	EXPECT_EQ(ukern_io_destroy(ctx), 0);
+}
+
 /*
  * FSYNC runs in a work item on the submitter's behalf: with the credentials
  * the submitter had at io_submit(), whatever the worker's own are.

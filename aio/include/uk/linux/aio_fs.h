@@ -122,6 +122,36 @@ struct kiocb {
 /* The host-fd implementation. */
 extern const struct file_operations host_file_operations;
 
+typedef unsigned short umode_t;
+struct super_block;
+
+/*
+ * An inode, as far as aio looks at one (include/linux/fs.h). No file here
+ * has an inode of its own: file_inode() answers one anonymous inode whose
+ * mode names no file type (read and write for the owner, as the kernel's
+ * anonymous inodes have), so S_ISREG() holds for none of them.
+ */
+struct inode {
+	umode_t i_mode;
+	struct super_block *i_sb;
+};
+
+extern struct inode aio_anon_inode;
+
+static inline struct inode *file_inode(const struct file *f)
+{
+	return &aio_anon_inode;
+}
+
+/*
+ * The freeze protection a write to a regular file holds on its superblock
+ * from submission to completion (sb_start_write(), sb_end_write()). No
+ * superblock here can be frozen, and no file is a regular file
+ * (file_inode()), so aio_write() and aio_complete_rw() never get here.
+ */
+static inline void kiocb_start_write(struct kiocb *iocb) {}
+static inline void kiocb_end_write(struct kiocb *iocb) {}
+
 /*
  * Routes descriptor `fd` to `fops` (mode: FMODE_READ|FMODE_WRITE...).
  * Returns 0, -EBADF for a bad number or -EBUSY when already registered.
