@@ -1768,15 +1768,8 @@ static int import_ubuf(int rw, void __user *buf, size_t len, struct iov_iter *i)
 		len = MAX_RW_COUNT;
 	if (unlikely(!access_ok(buf, len)))
 		return -EFAULT;
-	i->iter_type = ITER_UBUF;
-	i->nofault = false;
-	i->data_source = rw;
-	i->iov_offset = 0;
-	i->__ubuf_iovec.iov_base = buf;
-	i->__ubuf_iovec.iov_len = len;
-	i->__iov = &i->__ubuf_iovec;
-	i->nr_segs = 1;
-	i->count = len;
+
+	iov_iter_ubuf(i, rw, buf, len);
 	return 0;
 }
 
@@ -1844,13 +1837,7 @@ static ssize_t __import_iovec(int type, const struct iovec __user *uvec, unsigne
 		}
 		total += len;
 	}
-	i->iter_type = ITER_IOVEC;
-	i->nofault = false;
-	i->data_source = type;
-	i->iov_offset = 0;
-	i->__iov = iov;
-	i->nr_segs = nr_segs;
-	i->count = total;
+	iov_iter_init(i, type, iov, nr_segs, total);
 	*iovp = iov == *iovp ? NULL : iov;
 	return total;
 }

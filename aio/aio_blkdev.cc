@@ -58,7 +58,8 @@ struct blk_bounce {
 bool iter_is_aligned(const struct iov_iter *iter, unsigned int lbs)
 {
 	for (unsigned long i = 0; i < iter->nr_segs; i++)
-		if (((unsigned long)iter->__iov[i].iov_base | iter->__iov[i].iov_len) & (lbs - 1))
+		if (((unsigned long)iter_iov(iter)[i].iov_base | iter_iov(iter)[i].iov_len) &
+		    (lbs - 1))
 			return false;
 	return true;
 }
@@ -150,7 +151,7 @@ ssize_t blkdev_bounce_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	b->write = write;
 	b->len = iter->count;
 	b->nr_segs = iter->nr_segs;
-	memcpy(b->iov, iter->__iov, iter->nr_segs * sizeof(struct iovec));
+	memcpy(b->iov, iter_iov(iter), iter->nr_segs * sizeof(struct iovec));
 	if (write && bounce_copy(b, false, b->len) != b->len) {
 		blk_bounce_free(b);
 		return -EFAULT;
@@ -222,13 +223,13 @@ ssize_t blkdev_direct_IO(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	if (!bf->direct && iocb->ki_complete &&
 	    !iter_is_aligned(iter, bdev_logical_block_size(bdev)))
 		return blkdev_bounce_IO(iocb, iter, write);
-	if (blkdev_fault_in(bdev, iocb->ki_pos, iter->__iov, iter->nr_segs, write))
+	if (blkdev_fault_in(bdev, iocb->ki_pos, iter_iov(iter), iter->nr_segs, write))
 		return -EFAULT;
 	/* Synchronous kiocbs have no ->ki_complete: wait in blkdev_rw(). */
 	if (!iocb->ki_complete)
-		return blkdev_rw(bdev, iocb->ki_pos, iter->__iov, iter->nr_segs,
+		return blkdev_rw(bdev, iocb->ki_pos, iter_iov(iter), iter->nr_segs,
 				 blkdev_rw_flags(iocb, write), nullptr, nullptr);
-	return blkdev_rw(bdev, iocb->ki_pos, iter->__iov, iter->nr_segs,
+	return blkdev_rw(bdev, iocb->ki_pos, iter_iov(iter), iter->nr_segs,
 			 blkdev_rw_flags(iocb, write), blkdev_aio_done, iocb);
 }
 

@@ -508,19 +508,19 @@ ssize_t host_do_rw(int fd, struct kiocb *iocb, struct iov_iter *it, bool write)
 	ssize_t r;
 
 	if (it->nr_segs == 1 && !iocb->ki_rw_flags) {
-		void *base = it->__iov[0].iov_base;
-		size_t len = it->__iov[0].iov_len;
+		void *base = iter_iov(it)[0].iov_base;
+		size_t len = iter_iov(it)[0].iov_len;
 
 		r = write ? pwrite(fd, base, len, iocb->ki_pos)
 			  : pread(fd, base, len, iocb->ki_pos);
 	} else {
-		r = write ? pwritev2(fd, it->__iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags)
-			  : preadv2(fd, it->__iov, it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags);
+		r = write ? pwritev2(fd, iter_iov(it), it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags)
+			  : preadv2(fd, iter_iov(it), it->nr_segs, iocb->ki_pos, iocb->ki_rw_flags);
 	}
 	if (r < 0 && errno == ESPIPE) {
 		/* Streams (pipes, sockets): the position is not used. */
-		r = write ? pwritev2(fd, it->__iov, it->nr_segs, -1, iocb->ki_rw_flags)
-			  : preadv2(fd, it->__iov, it->nr_segs, -1, iocb->ki_rw_flags);
+		r = write ? pwritev2(fd, iter_iov(it), it->nr_segs, -1, iocb->ki_rw_flags)
+			  : preadv2(fd, iter_iov(it), it->nr_segs, -1, iocb->ki_rw_flags);
 	}
 	return r < 0 ? -errno : r;
 }
@@ -717,9 +717,8 @@ ssize_t host_rw_iter(struct kiocb *iocb, struct iov_iter *it, bool write)
 		sizeof(struct host_async) + it->nr_segs * sizeof(struct iovec), GFP_KERNEL);
 	if (!ha)
 		return -ENOMEM;
-	memcpy(ha->iov, it->__iov, it->nr_segs * sizeof(struct iovec));
-	ha->it = *it;
-	ha->it.__iov = ha->iov;
+	memcpy(ha->iov, iter_iov(it), it->nr_segs * sizeof(struct iovec));
+	iov_iter_init(&ha->it, it->data_source, ha->iov, it->nr_segs, it->count);
 	ha->iocb = iocb;
 	ha->write = write;
 	if (uk::aio::aio_host_backend == uk::aio::HostBackend::kUring)

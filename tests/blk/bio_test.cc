@@ -570,8 +570,7 @@ TEST(BioIovIterTest, ExtractPagesAndRevert) {
   kvfree(alloc);
 
   // User memory is neither listed nor pinned here.
-  iov_iter_kvec(&iter, ITER_DEST, &kv, 1, 200);
-  iter.iter_type = ITER_UBUF;
+  iov_iter_ubuf(&iter, ITER_DEST, src_buf, 200);
   struct bio_vec vecs[2];
   struct bio bio;
   bio_init(&bio, nullptr, vecs, 2, REQ_OP_READ);
@@ -580,6 +579,31 @@ TEST(BioIovIterTest, ExtractPagesAndRevert) {
   EXPECT_EQ(bio.bi_vcnt, 0);
   EXPECT_EQ(iov_iter_count(&iter), 200u);
   bio_uninit(&bio);
+}
+
+// A user buffer's iterator reads as a one-segment iovec array of its own,
+// which a copy of the iterator carries along; an iovec iterator hands out
+// the caller's array.
+TEST(BioIovIterTest, UserIteratorsReadAsIovecs) {
+  struct iov_iter a, b;
+  iov_iter_ubuf(&a, ITER_SOURCE, src_buf + 8, 300);
+  EXPECT_TRUE(iter_is_ubuf(&a));
+  EXPECT_TRUE(user_backed_iter(&a));
+  EXPECT_TRUE(a.data_source);
+  EXPECT_EQ(a.nr_segs, 1u);
+  EXPECT_EQ(iter_iov(&a)->iov_base, (void *)(src_buf + 8));
+  EXPECT_EQ(iter_iov(&a)->iov_len, 300u);
+  b = a;
+  EXPECT_EQ(iter_iov(&b), &b.__ubuf_iovec);
+  EXPECT_EQ(iter_iov(&b)->iov_len, 300u);
+
+  struct iovec iov[2] = {{src_buf, 100}, {dst_buf, 50}};
+  iov_iter_init(&a, ITER_DEST, iov, 2, 150);
+  EXPECT_TRUE(iter_is_iovec(&a));
+  EXPECT_FALSE(a.data_source);
+  EXPECT_EQ(iter_iov(&a), iov);
+  EXPECT_EQ(iov_iter_count(&a), 150u);
+  EXPECT_EQ(a.iov_offset, 0u);
 }
 
 }  // namespace

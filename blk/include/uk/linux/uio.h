@@ -57,16 +57,32 @@ struct iov_iter {
 	bool nofault;
 	bool data_source;
 	size_t iov_offset; /* bytes of the current segment already passed */
+	/*
+	 * An ITER_UBUF iterator's buffer and count read as one struct iovec,
+	 * so that iter_iov() can hand it out as a one-segment array.
+	 */
 	union {
-		const struct iovec *__iov;
-		const struct kvec *kvec;
-		const struct bio_vec *bvec;
+		struct iovec __ubuf_iovec;
+		struct {
+			union {
+				const struct iovec *__iov;
+				const struct kvec *kvec;
+				const struct bio_vec *bvec;
+				void __user *ubuf;
+			};
+			size_t count; /* bytes left */
+		};
 	};
-	size_t count; /* bytes left */
 	unsigned long nr_segs;
-	/* ITER_UBUF: the one segment __iov points to (import_ubuf()) */
-	struct iovec __ubuf_iovec;
 };
+
+/* The iovec array of a user-backed iterator (one segment for ITER_UBUF). */
+static inline const struct iovec *iter_iov(const struct iov_iter *iter)
+{
+	if (iter->iter_type == ITER_UBUF)
+		return (const struct iovec *)&iter->__ubuf_iovec;
+	return iter->__iov;
+}
 
 static inline enum iter_type iov_iter_type(const struct iov_iter *i)
 {
@@ -123,6 +139,34 @@ static inline void iov_iter_kvec(struct iov_iter *i, unsigned int direction,
 	i->iter_type = ITER_KVEC;
 	i->data_source = direction;
 	i->kvec = kvec;
+	i->nr_segs = nr_segs;
+	i->iov_offset = 0;
+	i->count = count;
+}
+
+/* @count bytes of one user buffer, at @buf. */
+static inline void iov_iter_ubuf(struct iov_iter *i, unsigned int direction, void __user *buf,
+				 size_t count)
+{
+	WARN_ON(direction & ~(READ | WRITE));
+	*i = {};
+	i->iter_type = ITER_UBUF;
+	i->data_source = direction;
+	i->ubuf = buf;
+	i->count = count;
+	i->nr_segs = 1;
+}
+
+/* @count bytes over @nr_segs iovecs of user buffers (lib/iov_iter.c). */
+static inline void iov_iter_init(struct iov_iter *i, unsigned int direction,
+				 const struct iovec *iov, unsigned long nr_segs, size_t count)
+{
+	WARN_ON(direction & ~(READ | WRITE));
+	*i = {};
+	i->iter_type = ITER_IOVEC;
+	i->nofault = false;
+	i->data_source = direction;
+	i->__iov = iov;
 	i->nr_segs = nr_segs;
 	i->iov_offset = 0;
 	i->count = count;
