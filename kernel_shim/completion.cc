@@ -1,66 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
-// kernel/sched/completion.c over a wait_queue_head (the kernel's swait
-// queue is the same idea with a raw lock and task-only entries): the queue
-// lock guards ->done; waiters queue exclusively at the tail and are woken
-// one per complete().
+// kernel/sched/completion.c: a count guarded by the raw lock of a simple
+// wait queue (kernel_shim/swait.cc). Waiters queue at its tail and sleep
+// in the shim's schedule(); complete() wakes the oldest one,
+// complete_all() every one.
 //
 // Upstream: kernel/sched/completion.c @ v6.12
 #include <uk/linux/completion.h>
 
-static void complete_locked_wake(struct completion *x)
+/*
+ * ->done is written under x->wait.lock but read without it by
+ * try_wait_for_completion() and completion_done(), so every store to it is
+ * marked.
+ */
+static void complete_with_flags(struct completion *x, int wake_flags)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&x->wait.lock, flags);
+	raw_spin_lock_irqsave(&x->wait.lock, flags);
+
 	if (x->done != UINT_MAX)
 		WRITE_ONCE(x->done, x->done + 1);
-	__wake_up_locked(&x->wait, TASK_NORMAL, 1);
-	spin_unlock_irqrestore(&x->wait.lock, flags);
+	swake_up_locked(&x->wait, wake_flags);
+	raw_spin_unlock_irqrestore(&x->wait.lock, flags);
+}
+
+/* WF_CURRENT_CPU is a placement hint that the shim's try_to_wake_up() ignores. */
+void complete_on_current_cpu(struct completion *x)
+{
+	return complete_with_flags(x, WF_CURRENT_CPU);
 }
 
 void complete(struct completion *x)
 {
-	complete_locked_wake(x);
-}
-
-void complete_on_current_cpu(struct completion *x)
-{
-	complete_locked_wake(x);
+	complete_with_flags(x, 0);
 }
 
 void complete_all(struct completion *x)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&x->wait.lock, flags);
+	lockdep_assert_RT_in_threaded_ctx();
+
+	raw_spin_lock_irqsave(&x->wait.lock, flags);
 	WRITE_ONCE(x->done, UINT_MAX);
-	__wake_up_locked(&x->wait, TASK_NORMAL, 0);
-	spin_unlock_irqrestore(&x->wait.lock, flags);
+	swake_up_all_locked(&x->wait);
+	raw_spin_unlock_irqrestore(&x->wait.lock, flags);
 }
 
-/* Called with x->wait.lock held (irqs off); drops it around each sleep. */
-static long do_wait_for_common(struct completion *x, long (*action)(long), long timeout, int state)
+/*
+ * Called with x->wait.lock held (interrupts off) and returns with it held;
+ * the lock is dropped around each sleep. ->done is re-read under the lock
+ * that complete() takes, so a plain state store is enough before it is
+ * dropped.
+ */
+static inline long __sched do_wait_for_common(struct completion *x, long (*action)(long),
+					      long timeout, int state)
 {
 	if (!x->done) {
-		DECLARE_WAITQUEUE(wait, get_current());
+		DECLARE_SWAITQUEUE(wait);
 
-		INIT_LIST_HEAD(&wait.entry);
-		__add_wait_queue_entry_tail_exclusive(&x->wait, &wait);
 		do {
-			if (signal_pending_state(state, get_current())) {
+			if (signal_pending_state(state, current)) {
 				timeout = -ERESTARTSYS;
 				break;
 			}
-			/* ->done is re-read under the lock complete() takes, so a
-			 * plain state store is enough here. */
+			__prepare_to_swait(&x->wait, &wait);
 			__set_current_state(state);
-			spin_unlock_irq(&x->wait.lock);
+			raw_spin_unlock_irq(&x->wait.lock);
 			timeout = action(timeout);
-			spin_lock_irq(&x->wait.lock);
+			raw_spin_lock_irq(&x->wait.lock);
 		} while (!x->done && timeout);
-		__remove_wait_queue(&x->wait, &wait);
-		__set_current_state(TASK_RUNNING);
+		__finish_swait(&x->wait, &wait);
 		if (!x->done)
 			return timeout;
 	}
@@ -69,15 +80,21 @@ static long do_wait_for_common(struct completion *x, long (*action)(long), long 
 	return timeout ?: 1;
 }
 
-static long __wait_for_common(struct completion *x, long (*action)(long), long timeout, int state)
+static inline long __sched __wait_for_common(struct completion *x, long (*action)(long),
+					     long timeout, int state)
 {
 	might_sleep();
-	spin_lock_irq(&x->wait.lock);
+
+	complete_acquire(x);
+
+	raw_spin_lock_irq(&x->wait.lock);
 	timeout = do_wait_for_common(x, action, timeout, state);
-	spin_unlock_irq(&x->wait.lock);
+	raw_spin_unlock_irq(&x->wait.lock);
+
+	complete_release(x);
+
 	return timeout;
 }
-
 static long __sched wait_for_common(struct completion *x, long timeout, int state)
 {
 	return __wait_for_common(x, schedule_timeout, timeout, state);
@@ -155,12 +172,12 @@ bool try_wait_for_completion(struct completion *x)
 	if (!READ_ONCE(x->done))
 		return false;
 
-	spin_lock_irqsave(&x->wait.lock, flags);
+	raw_spin_lock_irqsave(&x->wait.lock, flags);
 	if (!x->done)
 		ret = false;
 	else if (x->done != UINT_MAX)
 		WRITE_ONCE(x->done, x->done - 1);
-	spin_unlock_irqrestore(&x->wait.lock, flags);
+	raw_spin_unlock_irqrestore(&x->wait.lock, flags);
 	return ret;
 }
 
@@ -173,7 +190,7 @@ bool completion_done(struct completion *x)
 
 	/* Wait for a complete() that may still hold the lock and be about to
 	 * touch x, so the caller may free it after we return true. */
-	spin_lock_irqsave(&x->wait.lock, flags);
-	spin_unlock_irqrestore(&x->wait.lock, flags);
+	raw_spin_lock_irqsave(&x->wait.lock, flags);
+	raw_spin_unlock_irqrestore(&x->wait.lock, flags);
 	return true;
 }

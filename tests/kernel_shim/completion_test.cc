@@ -81,6 +81,38 @@ TEST(CompletionTest, CompleteWakesOneWaiterPerCall) {
   EXPECT_FALSE(completion_done(&done));
 }
 
+// Waiters sleep on the completion's simple wait queue in arrival order:
+// complete_on_current_cpu() wakes the oldest one only.
+TEST(CompletionTest, CompleteOnCurrentCpuWakesTheOldestWaiter) {
+  DECLARE_COMPLETION_ONSTACK(done);
+  std::atomic<int> first{-1};
+  std::atomic<int> finished{0};
+  std::atomic<struct task_struct *> tasks[2] = {nullptr, nullptr};
+  std::vector<std::thread> thr;
+  for (int i = 0; i < 2; i++) {
+    thr.emplace_back([&, i] {
+      tasks[i].store(get_task_struct(current));  // outlives the thread
+      wait_for_completion(&done);
+      int none = -1;
+      first.compare_exchange_strong(none, i);
+      finished.fetch_add(1);
+    });
+    ASSERT_TRUE(uk::testing::WaitTaskBlocked(tasks[i]));
+  }
+  EXPECT_TRUE(swait_active(&done.wait));
+  complete_on_current_cpu(&done);
+  ASSERT_TRUE(uk::testing::WaitFor([&] { return finished.load() == 1; }));
+  EXPECT_EQ(first.load(), 0);
+  EXPECT_TRUE(uk::task_is_blocked(tasks[1].load()));
+  EXPECT_TRUE(swait_active(&done.wait));
+  complete_on_current_cpu(&done);
+  for (auto &t : thr) t.join();
+  for (auto &t : tasks) put_task_struct(t.load());
+  EXPECT_EQ(finished.load(), 2);
+  EXPECT_FALSE(swait_active(&done.wait));
+  EXPECT_FALSE(completion_done(&done));
+}
+
 TEST(CompletionTest, InterruptibleAndKillable) {
   struct completion done;
   init_completion(&done);

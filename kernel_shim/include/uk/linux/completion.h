@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Completions (include/linux/completion.h, kernel/sched/completion.c): a
- * count of "done" events and a wait queue whose lock guards it. complete()
- * adds one and wakes one exclusive waiter; complete_all() saturates the
- * count (UINT_MAX) and wakes everybody until reinit_completion().
+ * count of "done" events and a simple wait queue whose raw lock guards it.
+ * complete() adds one and wakes the oldest waiter; complete_all() saturates
+ * the count (UINT_MAX) and wakes everybody until reinit_completion().
  *
  * Upstream: include/linux/completion.h @ v6.12
  */
 #ifndef UK_LINUX_COMPLETION_H
 #define UK_LINUX_COMPLETION_H
 
-#include <uk/linux/wait.h>
+#include <uk/linux/swait.h>
 
 struct completion {
 	unsigned int done;
-	wait_queue_head_t wait;
+	struct swait_queue_head wait;
 };
 
+#define init_completion_map(x, m) init_completion(x)
+static inline void complete_acquire(struct completion *x) {}
+static inline void complete_release(struct completion *x) {}
+
 /* clang-format off */
-#define COMPLETION_INITIALIZER(work) { 0, __WAIT_QUEUE_HEAD_INITIALIZER((&(work))->wait) }
+#define COMPLETION_INITIALIZER(work) { 0, __SWAIT_QUEUE_HEAD_INITIALIZER((work).wait) }
 /* clang-format on */
 #define COMPLETION_INITIALIZER_ONSTACK(work) \
 	(*({                                 \
@@ -32,7 +36,7 @@ struct completion {
 static inline void init_completion(struct completion *x)
 {
 	WRITE_ONCE(x->done, 0);
-	init_waitqueue_head(&x->wait);
+	init_swait_queue_head(&x->wait);
 }
 
 static inline void reinit_completion(struct completion *x)

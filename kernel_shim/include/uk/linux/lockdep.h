@@ -36,6 +36,10 @@ bool lock_is_held(const struct mutex *l);
 	} while (0)
 #define lockdep_assert_preemption_disabled() WARN_ON_ONCE(!in_atomic())
 #define lockdep_assert_in_softirq() WARN_ON_ONCE(!in_softirq())
+/* PREEMPT_RT's check that hard interrupt context is threaded: no PREEMPT_RT. */
+#define lockdep_assert_RT_in_threaded_ctx() \
+	do {                                \
+	} while (0)
 #define might_lock(l) \
 	do {          \
 	} while (0)
