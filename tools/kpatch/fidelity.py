@@ -214,21 +214,28 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s[1:-1])]
 
 
-def parse_table(text: str) -> tuple[list[Row], list[str]]:
-    """The rows of every `| file | function | state | reason |` table in text,
-    and the problems found in them."""
-    rows, problems = [], []
+def _table_rows(text: str, header: list[str]):
+    """(line number, line, cells) of the body rows of every table in text
+    whose header row is `header` (compared without case)."""
     in_table = False
     for n, line in enumerate(text.splitlines(), 1):
         cells = _cells(line)
         if not cells:
             in_table = False
             continue
-        if [c.lower() for c in cells] == ["file", "function", "state", "reason"]:
+        if [c.lower() for c in cells] == header:
             in_table = True
             continue
         if not in_table or all(set(c) <= set("-: ") for c in cells):
             continue
+        yield n, line, cells
+
+
+def parse_table(text: str) -> tuple[list[Row], list[str]]:
+    """The rows of every `| file | function | state | reason |` table in text,
+    and the problems found in them."""
+    rows, problems = [], []
+    for n, line, cells in _table_rows(text, ["file", "function", "state", "reason"]):
         if len(cells) != 4:
             problems.append(f"{TABLE}:{n}: a row needs 4 cells: {line.strip()}")
             continue
@@ -261,17 +268,7 @@ def parse_targets(text: str) -> tuple[dict[str, Target], list[str]]:
     """The rows of every `| file | present | identical |` table in text, by
     kernel file, and the problems found in them."""
     targets, problems = {}, []
-    in_table = False
-    for n, line in enumerate(text.splitlines(), 1):
-        cells = _cells(line)
-        if not cells:
-            in_table = False
-            continue
-        if [c.lower() for c in cells] == ["file", "present", "identical"]:
-            in_table = True
-            continue
-        if not in_table or all(set(c) <= set("-: ") for c in cells):
-            continue
+    for n, line, cells in _table_rows(text, ["file", "present", "identical"]):
         kpath = _CELL.match(cells[0]).group(1) if cells else ""
         pcts = [_PERCENT.match(c) for c in cells[1:]]
         if len(cells) != 3 or not kpath or not all(pcts) or any(
