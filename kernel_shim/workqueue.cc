@@ -112,8 +112,11 @@ static std::atomic<int> nr_live_workers{ 0 };
 /* uk::wq_set_manual(): queued work waits for uk::wq_run_one(). */
 static std::atomic<bool> wq_manual{ false };
 
+static void wq_atfork_child(void);
+
 static void init_worker_pools(void)
 {
+	pthread_atfork(nullptr, nullptr, wq_atfork_child);
 	for (int i = 0; i < NR_WORKER_POOLS; i++) {
 		struct worker_pool *pool = &worker_pools[i];
 
@@ -125,6 +128,29 @@ static void init_worker_pools(void)
 		INIT_LIST_HEAD(&pool->idle_list);
 		INIT_LIST_HEAD(&pool->workers);
 	}
+}
+
+/*
+ * In the child of a fork() only the forking thread runs: the parent's
+ * workers are not there. Each pool forgets them (their structs stay
+ * behind) and starts a worker of its own when work is next queued to it.
+ * A work item a worker of the parent was running at the fork does not
+ * finish in the child.
+ */
+static void wq_atfork_child(void)
+{
+	for (int i = 0; i < NR_WORKER_POOLS; i++) {
+		struct worker_pool *pool = &worker_pools[i];
+
+		raw_spin_lock_init(&pool->lock);
+		pool->nr_workers = 0;
+		pool->nr_idle = 0;
+		pool->nr_creating = 0;
+		pool->nr_running = 0;
+		INIT_LIST_HEAD(&pool->idle_list);
+		INIT_LIST_HEAD(&pool->workers);
+	}
+	nr_live_workers.store(0, std::memory_order_relaxed);
 }
 
 static struct worker_pool *cpu_pool(int cpu, bool highpri)

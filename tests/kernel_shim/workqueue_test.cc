@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Workqueues: ordering, CPU placement, max_active, flush/cancel, delayed
-// work on the virtual clock, destroy, rcu_work.
+// work on the virtual clock, destroy, rcu_work, fork().
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -103,6 +104,40 @@ void init_blocker(Blocker *b) {
   INIT_WORK(&b->work, blocker_fn);
   init_completion(&b->started);
   init_completion(&b->release);
+}
+
+// A fork child has none of the parent's workers: its pools start workers of
+// their own, so work queued in the child runs there. A child that hangs is
+// ended by its alarm and the test fails.
+TEST(WorkqueueTest, AForkChildRunsWorkOnWorkersOfItsOwn) {
+#ifdef UKERN_TSAN
+  GTEST_SKIP() << "ThreadSanitizer stops a fork child that starts threads";
+#endif
+  Item bound, unbound;
+  INIT_WORK(&bound.work, log_fn);
+  INIT_WORK(&unbound.work, log_fn);
+  ASSERT_TRUE(queue_work(system_wq, &bound.work));
+  ASSERT_TRUE(queue_work(system_unbound_wq, &unbound.work));
+  flush_work(&bound.work);
+  flush_work(&unbound.work);
+  ASSERT_GT(uk::wq_nr_workers(), 0);  // the parent's workers
+
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(30);
+    bool ok = uk::wq_nr_workers() == 0;
+    ok &= queue_work(system_wq, &bound.work);
+    ok &= queue_work(system_unbound_wq, &unbound.work);
+    flush_work(&bound.work);
+    flush_work(&unbound.work);
+    ok &= bound.runs.load() == 2 && unbound.runs.load() == 2;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(WorkqueueTest, QueueWorkReturnsFalseWhilePending) {
