@@ -22,7 +22,7 @@ static inline void complete_acquire(struct completion *x) {}
 static inline void complete_release(struct completion *x) {}
 
 /* clang-format off */
-#define COMPLETION_INITIALIZER(work) { 0, __SWAIT_QUEUE_HEAD_INITIALIZER((work).wait) }
+#define COMPLETION_INITIALIZER(work) { 0, __SWAIT_QUEUE_HEAD_INITIALIZER((&(work))->wait) }
 /* clang-format on */
 #define COMPLETION_INITIALIZER_ONSTACK(work) \
 	(*({                                 \

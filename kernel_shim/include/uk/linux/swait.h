@@ -26,14 +26,19 @@ struct swait_queue {
 	struct list_head task_list;
 };
 
+/*
+ * The initializers name the object they initialize as (&(name))->member:
+ * clang's -Wuninitialized takes (name).member inside the variable's own
+ * initializer for a read of it.
+ */
 /* clang-format off */
-#define __SWAITQUEUE_INITIALIZER(name) { .task = current, .task_list = LIST_HEAD_INIT((name).task_list) }
+#define __SWAITQUEUE_INITIALIZER(name) { .task = current, .task_list = LIST_HEAD_INIT((&(name))->task_list) }
 /* clang-format on */
 #define DECLARE_SWAITQUEUE(name) struct swait_queue name = __SWAITQUEUE_INITIALIZER(name)
 
 /* clang-format off */
 #define __SWAIT_QUEUE_HEAD_INITIALIZER(name) \
-	{ .lock = __RAW_SPIN_LOCK_UNLOCKED(name.lock), .task_list = LIST_HEAD_INIT((name).task_list) }
+	{ .lock = __RAW_SPIN_LOCK_UNLOCKED(name.lock), .task_list = LIST_HEAD_INIT((&(name))->task_list) }
 /* clang-format on */
 #define DECLARE_SWAIT_QUEUE_HEAD(name) \
 	struct swait_queue_head name = __SWAIT_QUEUE_HEAD_INITIALIZER(name)
