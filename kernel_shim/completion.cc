@@ -95,6 +95,7 @@ static inline long __sched __wait_for_common(struct completion *x, long (*action
 
 	return timeout;
 }
+
 static long __sched wait_for_common(struct completion *x, long timeout, int state)
 {
 	return __wait_for_common(x, schedule_timeout, timeout, state);
